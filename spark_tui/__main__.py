@@ -1,0 +1,3 @@
+from spark_tui.cli import main
+
+raise SystemExit(main())

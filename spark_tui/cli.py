@@ -1,0 +1,166 @@
+"""The `spark-tui` command. Flags come from the settings registry; nothing here lists settings.
+
+Kept import-light: `--help` and `--version` must not pull in Textual, asyncssh or docker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from spark_tui import __version__
+from spark_tui.errors import ConfigError
+from spark_tui.settings import kinds
+from spark_tui.settings.registry import CLUSTER_SETTINGS
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad input as one line, exit code 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise ConfigError("command line", message)
+
+
+class _Record(argparse.Action):
+    """Keep every occurrence of a setting flag, so a repeated flag is an error, not last-wins."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if isinstance(self.const, bool):
+            values = self.const
+        seen = list(getattr(namespace, self.dest, None) or [])
+        seen.append((values, option_string))
+        setattr(namespace, self.dest, seen)
+
+
+class _SettingsNamespace(argparse.Namespace):
+    """Accumulates setting flags across the top-level parser and the subcommand's parser.
+
+    argparse copies a subcommand's values over the top level's, so `--image a config
+    --image b` would silently drop `a`; here both are kept and the repeat is reported.
+    """
+
+    def __setattr__(self, name, value):
+        if name.startswith("set_") and isinstance(value, list):
+            old = self.__dict__.get(name) or []
+            value = old + [v for v in value if not any(v is o for o in old)]
+        super().__setattr__(name, value)
+
+
+def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("settings (each also SPARK_TUI_<KEY> or a YAML key)")
+    for s in CLUSTER_SETTINGS:
+        names = [s.flag] + ([s.short_flag] if s.short_flag else [])
+        help_ = s.doc.replace("%", "%%")
+        # SUPPRESS: a subcommand's parser must not reset a flag given before the subcommand.
+        if isinstance(s.kind, kinds.Bool):
+            no_flag = "--no-" + s.flag[2:]
+            group.add_argument(s.flag, dest=s.dest, action=_Record, nargs=0, const=True, default=argparse.SUPPRESS, help=help_)
+            group.add_argument(no_flag, dest=s.dest, action=_Record, nargs=0, const=False, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        else:
+            metavar = "K=V" if isinstance(s.kind, kinds.EnvMap) else s.kind.name.upper()
+            group.add_argument(*names, dest=s.dest, action=_Record, default=argparse.SUPPRESS, metavar=metavar, help=help_)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    _add_setting_flags(common)
+
+    parser = _Parser(
+        prog="spark-tui",
+        description="Terminal cockpit for multi-node vLLM on DGX Spark. With no command, opens the cockpit.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"spark-tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, help_: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_, description=help_, parents=[common])
+
+    p = command("config", "Show every setting: effective value, where it came from, what was overridden.")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    command("info", "Print every path spark-tui reads or writes.")
+    p = command("diagnose", "Analyse a pasted log or command output offline (NCCL, vLLM/Ray, nvidia-smi, interfaces).")
+    p.add_argument("file", help="file to read, - for standard input")
+    p.add_argument("--kind", choices=("nccl", "vllm", "gpu", "netif"), help="what the file holds (default: detected)")
+    p.add_argument("--json", action="store_true")
+    p = command("status", "Snapshot of every node: reachability, interfaces, GPU memory, containers.")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--watch", action="store_true", help="repeat every refresh_interval seconds")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> dict[str, tuple[object, str]]:
+    """Parse flag values with the registry's kinds; errors name the flag."""
+    out: dict[str, tuple[object, str]] = {}
+    for s in CLUSTER_SETTINGS:
+        given = getattr(args, s.dest, None)
+        if not given:
+            continue
+        flag = given[-1][1]
+        try:
+            if isinstance(s.kind, kinds.EnvMap):
+                value = {}
+                for item, flag in given:
+                    pair = _one_pair(s.kind, item)
+                    if set(pair) & set(value) and pair != {k: value[k] for k in pair}:
+                        raise ValueError(f"{next(iter(pair))} given twice with different values")
+                    value.update(pair)
+                flag = s.flag
+            elif len({repr(v) for v, _ in given}) > 1:
+                shown = ", ".join("***" if s.secret else str(v) for v, _ in given)
+                raise ValueError(f"given {len(given)} times with different values ({shown}); give it once")
+            else:
+                value = given[-1][0] if isinstance(s.kind, kinds.Bool) else s.kind.from_text(given[-1][0])
+        except ValueError as exc:
+            raise ConfigError(flag, str(exc)) from None
+        out[s.key] = (value, flag)
+    return out
+
+
+def _one_pair(kind: kinds.EnvMap, item: str) -> dict:
+    # Each `-e K=V` is one variable; its value may contain commas (NCCL_IB_HCA=a,b).
+    key, sep, val = item.partition("=")
+    if not sep:
+        raise ValueError(f"expected NAME=VALUE, got {item!r}")
+    return kind.from_yaml({key: val})
+
+
+def load_config(args: argparse.Namespace, environ=None, interactive=None):
+    from spark_tui.settings.resolve import Inputs, resolve
+
+    environ = os.environ if environ is None else environ
+    flags = settings_from_args(args)
+    cluster = flags.pop("cluster", (None, ""))
+    inputs = Inputs(
+        cluster_file=cluster[0],
+        cluster_file_source="--cluster",
+        environ=dict(environ),
+        flags=flags,
+        interactive=interactive or {},
+    )
+    return resolve(inputs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv, namespace=_SettingsNamespace())
+        return _run(args)
+    except ConfigError as exc:
+        print(f"spark-tui: error: {exc.source}: {exc.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("spark-tui: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from spark_tui import commands
+
+    handler = getattr(commands, f"cmd_{(args.command or 'cockpit').replace('-', '_')}")
+    return handler(args)
+

@@ -1,0 +1,53 @@
+"""Headless commands. Each takes parsed args and returns an exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from spark_tui import paths
+from spark_tui.cli import load_config
+
+
+def _print_json(data) -> None:
+    json.dump(data, sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def cmd_config(args) -> int:
+    from spark_tui.settings import report
+
+    config = load_config(args)
+    if args.json:
+        _print_json(report.as_dict(config))
+    else:
+        print(report.as_text(config))
+    return 0
+
+
+def cmd_info(args) -> int:
+    config = load_config(args)
+    env = os.environ
+    user_cfg = paths.user_config_file(env)
+    rows = [
+        ("user config", user_cfg, "read" if os.path.exists(user_cfg) else "absent"),
+        ("cluster file", next((f for f in config.files_read if f != user_cfg), "(none: this machine)"), "read"),
+        ("themes (built in)", str(paths.PACKAGE_THEMES), "read"),
+        ("themes (user)", paths.user_themes_dir(env), "read"),
+        ("state / logs", paths.state_dir(env), "written"),
+        ("cache", paths.cache_dir(env), "written"),
+    ]
+    for node in config.nodes:
+        if not node.local:
+            rows.append((f"known_hosts ({node.name})", os.path.expanduser(node["known_hosts"]), "read" + (", added to (accept-new)" if node["host_key_policy"] == "accept-new" else "")))
+    width = max(len(r[0]) for r in rows)
+    for name, path, use in rows:
+        print(f"{name.ljust(width)}  {path}  [{use}]")
+    return 0
+
+
+def cmd_cockpit(args) -> int:
+    from spark_tui.ui.app import run_cockpit
+
+    return run_cockpit(load_config(args))

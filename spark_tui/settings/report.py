@@ -1,0 +1,99 @@
+"""Requested-vs-effective rows for a resolved Config, shared by `spark-tui config` and the wizard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spark_tui.settings.registry import CLUSTER_SETTINGS, NODE_SETTINGS
+from spark_tui.settings.resolve import Config, Value, mask
+
+
+@dataclass
+class Row:
+    scope: str  # "cluster" or a node name
+    key: str
+    effective: str
+    source: str
+    not_applied: list[str]  # "value (source): reason"
+    secret: bool = False
+
+
+def _row(scope: str, value: Value) -> Row:
+    lost = []
+    for cand, reason in value.overridden():
+        lost.append(f"{mask(value.setting, cand.value)} ({cand.source}): {reason}")
+    return Row(scope, value.setting.key, value.shown(), str(value.source), lost, value.setting.secret)
+
+
+def rows(config: Config) -> list[Row]:
+    out = [_row("cluster", config.values[s.key]) for s in CLUSTER_SETTINGS if not s.per_node]
+    for node in config.nodes:
+        out += [_row(node.name, node.values[s.key]) for s in NODE_SETTINGS]
+    return out
+
+
+def as_dict(config: Config) -> dict:
+    def row_dict(r: Row) -> dict:
+        return {"key": r.key, "effective": r.effective, "source": r.source, "not_applied": r.not_applied}
+
+    all_rows = rows(config)
+    return {
+        "warnings": config.warnings,
+        "files_read": config.files_read,
+        "cluster": [row_dict(r) for r in all_rows if r.scope == "cluster"],
+        "nodes": [
+            {
+                "name": n.name,
+                "head": n.is_head,
+                "settings": [row_dict(r) for r in all_rows if r.scope == n.name],
+                "container_env": [
+                    {
+                        "name": v.name,
+                        "value": v.shown(),
+                        "derived_from": v.derived_from,
+                        "overridden_by": str(v.overridden_by) if v.overridden_by else None,
+                    }
+                    for v in n.container_env
+                ],
+            }
+            for n in config.nodes
+        ],
+    }
+
+
+def as_text(config: Config) -> str:
+    lines: list[str] = []
+    if config.warnings:
+        lines.append("WARNINGS")
+        lines += [f"  ! {w}" for w in config.warnings]
+        lines.append("")
+    all_rows = rows(config)
+    overridden = [r for r in all_rows if r.not_applied]
+    if overridden:
+        lines.append("REQUESTED BUT NOT APPLIED")
+        for r in overridden:
+            for lost in r.not_applied:
+                lines.append(f"  {r.scope}.{r.key}: {lost}")
+        lines.append("")
+    lines.append(f"CLUSTER  (files read: {', '.join(config.files_read) or 'none'})")
+    lines += _table([r for r in all_rows if r.scope == "cluster"])
+    for node in config.nodes:
+        lines.append("")
+        lines.append(f"NODE {node.name}{'  (head)' if node.is_head else ''}")
+        lines += _table([r for r in all_rows if r.scope == node.name])
+        lines.append("  container environment:")
+        width = max((len(v.name) + len(v.shown()) for v in node.container_env), default=0) + 1
+        for v in node.container_env:
+            pair = f"{v.name}={v.shown()}"
+            note = f"  [overridden by {v.overridden_by}]" if v.overridden_by else ""
+            lines.append(f"    {pair.ljust(width)}  <- {v.derived_from}{note}")
+    return "\n".join(lines)
+
+
+def _table(rows_: list[Row]) -> list[str]:
+    kw = max((len(r.key) for r in rows_), default=0)
+    vw = min(40, max((len(r.effective) for r in rows_), default=0))
+    out = []
+    for r in rows_:
+        out.append(f"  {r.key.ljust(kw)}  {r.effective.ljust(vw)}  {r.source}")
+    return out

@@ -1,0 +1,505 @@
+"""Layered resolution of settings, with provenance for every value.
+
+Precedence, lowest first:
+    default < detected < user config < cluster file < environment < flags < interactive
+
+Inside one layer a node's own value beats the cluster-wide one. Every value any
+layer requested is kept, so the operator can see what won and why the rest lost.
+Maps (`env`, `keys`) merge key by key; each key keeps its own provenance.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from spark_tui import paths
+from spark_tui.errors import ConfigError
+from spark_tui.settings import kinds, yamlfile
+from spark_tui.settings.registry import (
+    BY_ENV,
+    BY_KEY,
+    CLUSTER_SETTINGS,
+    ENV_PREFIX,
+    LOOKALIKE_ENV,
+    NODE_BY_KEY,
+    NODE_SETTINGS,
+    Setting,
+    how_to_set,
+)
+
+LAYERS = ("default", "detected", "user", "cluster", "env", "flag", "interactive")
+SECRET_MASK = "***"
+
+
+@dataclass(frozen=True)
+class Source:
+    layer: str
+    location: str
+    node_level: bool = False
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        return (LAYERS.index(self.layer), 1 if self.node_level else 0)
+
+    def __str__(self) -> str:
+        names = {
+            "default": "built-in default",
+            "detected": "detected",
+            "user": "user config",
+            "cluster": "cluster file",
+            "env": "environment",
+            "flag": "command line",
+            "interactive": "interactive edit",
+        }
+        if self.layer == "default":
+            return self.location if self.location != "default" else names["default"]
+        return f"{names[self.layer]} {self.location}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    value: object
+    source: Source
+
+
+@dataclass
+class Value:
+    """One resolved setting: the winner, everything requested, and per-key sources for maps."""
+
+    setting: Setting
+    value: object
+    source: Source
+    requested: list[Candidate] = field(default_factory=list)
+    item_sources: dict[str, Source] = field(default_factory=dict)
+
+    def shown(self) -> str:
+        return mask(self.setting, self.value)
+
+    def overridden(self) -> list[tuple[Candidate, str]]:
+        """Requested values that did not take effect, each with the reason."""
+        out = []
+        if isinstance(self.value, dict):
+            for cand in self.requested:
+                for key, val in (cand.value or {}).items():
+                    winner = self.item_sources.get(key)
+                    if winner is not None and winner != cand.source and self.value.get(key) != val:
+                        out.append((Candidate({key: val}, cand.source), f"{key} overridden by {winner}"))
+                    elif winner is not None and winner != cand.source:
+                        out.append((Candidate({key: val}, cand.source), f"{key}: same value as {winner}"))
+            return out
+        for cand in self.requested:
+            if cand.source != self.source and cand.source.layer != "default":
+                same = cand.value == self.value
+                out.append((cand, f"{'same value as' if same else 'overridden by'} {self.source}"))
+        return out
+
+
+@dataclass
+class DerivedVar:
+    name: str
+    value: str
+    derived_from: str
+    secret: bool = False
+    overridden_by: Source | None = None
+
+    def shown(self) -> str:
+        return SECRET_MASK if self.secret and self.value else self.value
+
+
+@dataclass
+class NodeConfig:
+    name: str
+    index: int
+    values: dict[str, Value]
+    is_head: bool = False
+    container_env: list[DerivedVar] = field(default_factory=list)
+
+    def __getitem__(self, key: str):
+        return self.values[key].value
+
+    @property
+    def local(self) -> bool:
+        return self.values["host"].value == "local"
+
+    def env_dict(self) -> dict[str, str]:
+        return {v.name: v.value for v in self.container_env if v.overridden_by is None}
+
+
+@dataclass
+class Config:
+    values: dict[str, Value]
+    nodes: list[NodeConfig]
+    warnings: list[str]
+    files_read: list[str]
+
+    def __getitem__(self, key: str):
+        return self.values[key].value
+
+    @property
+    def head(self) -> NodeConfig:
+        return next(n for n in self.nodes if n.is_head)
+
+    def node(self, name: str) -> NodeConfig:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+
+@dataclass
+class Inputs:
+    """Everything resolution reads. The CLI fills it from argv; tests fill it directly."""
+
+    cluster_file: str | None = None
+    cluster_file_source: str = "--cluster"
+    user_config: str | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+    flags: dict[str, tuple[object, str]] = field(default_factory=dict)
+    interactive: dict[str, object] = field(default_factory=dict)
+    detected: dict[str, dict[str, tuple[object, str]]] = field(default_factory=dict)
+
+
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|CREDENTIAL", re.I)
+
+
+def mask(setting: Setting, value) -> str:
+    if setting.secret and value:
+        return SECRET_MASK
+    if isinstance(value, dict):
+        value = {k: SECRET_MASK if SECRET_NAME.search(k) else v for k, v in value.items()}
+    return setting.kind.show(value)
+
+
+def closest(word: str, options) -> str | None:
+    found = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+# ---------------------------------------------------------------------------
+
+
+def resolve(inputs: Inputs) -> Config:
+    files: list[str] = []
+    requests: dict[str, list[Candidate]] = {s.key: [] for s in CLUSTER_SETTINGS}
+    node_requests: list[dict[str, list[Candidate]]] = []
+    node_docs: list[tuple[yamlfile.YamlDoc, int]] = []
+
+    for s in CLUSTER_SETTINGS:
+        requests[s.key].append(Candidate(s.default, Source("default", "default")))
+
+    user_path = inputs.user_config if inputs.user_config is not None else paths.user_config_file(inputs.environ)
+    if user_path and os.path.exists(user_path):
+        doc = yamlfile.load(user_path)
+        files.append(user_path)
+        _read_settings(doc, "user", requests, allow_nodes=False)
+
+    env_values = _read_environ(inputs.environ)
+    cluster_path, cluster_where = inputs.cluster_file, inputs.cluster_file_source
+    if cluster_path is None:
+        env_cluster = env_values.get("cluster")
+        chosen = env_cluster or _top(requests["cluster"])
+        if chosen is not None and chosen.value:
+            cluster_path, cluster_where = os.path.expanduser(chosen.value), str(chosen.source)
+    if cluster_path is not None:
+        try:
+            doc = yamlfile.load(cluster_path)
+        except ConfigError as exc:
+            if exc.source == cluster_path and not os.path.exists(cluster_path):
+                raise ConfigError(cluster_where, f"cluster file {cluster_path}: {exc.message}") from None
+            raise
+        files.append(cluster_path)
+        _read_settings(doc, "cluster", requests, allow_nodes=True)
+        for index, entry in enumerate(_node_entries(doc)):
+            node_requests.append(_read_node(doc, index, entry))
+            node_docs.append((doc, index))
+
+    for key, cand in env_values.items():
+        requests[key].append(cand)
+    for key, (value, flag) in inputs.flags.items():
+        requests[key].append(Candidate(value, Source("flag", flag)))
+
+    if not node_requests:
+        node_requests.append(_local_node())
+
+    for key, value in inputs.interactive.items():
+        _apply_interactive(key, value, requests, node_requests)
+
+    values = {key: _pick(BY_KEY[key], cands) for key, cands in requests.items()}
+    nodes = [
+        _resolve_node(i, nreq, requests, inputs.detected)
+        for i, nreq in enumerate(node_requests)
+    ]
+    _validate_nodes(nodes, values)
+    _derive_defaults(values, nodes)
+    for n in nodes:
+        n.container_env = derive_container_env(n, values, nodes)
+    warnings = lookalike_warnings(inputs.environ, values)
+    return Config(values, nodes, warnings, files)
+
+
+def _top(cands: list[Candidate]) -> Candidate | None:
+    real = [c for c in cands if c.source.layer != "default"]
+    return max(real, key=lambda c: c.source.rank) if real else None
+
+
+def _pick(setting: Setting, cands: list[Candidate]) -> Value:
+    ordered = sorted(cands, key=lambda c: c.source.rank)
+    if isinstance(setting.kind, kinds.EnvMap):
+        merged: dict[str, str] = {}
+        item_sources: dict[str, Source] = {}
+        for cand in ordered:
+            for key, val in (cand.value or {}).items():
+                merged[key] = val
+                item_sources[key] = cand.source
+        return Value(setting, merged, ordered[-1].source, ordered, item_sources)
+    winner = ordered[-1]
+    return Value(setting, winner.value, winner.source, ordered)
+
+
+def _read_settings(doc: yamlfile.YamlDoc, layer: str, requests, allow_nodes: bool) -> None:
+    for key, raw, path in _flatten(doc.data):
+        if key == "nodes":
+            if not allow_nodes:
+                raise ConfigError(doc.key_where(*path), "`nodes` belongs in a cluster file, not the user config")
+            continue
+        setting = BY_KEY.get(key)
+        if setting is None:
+            valid = list(BY_KEY) + (["nodes"] if allow_nodes else [])
+            hint = closest(key, valid)
+            raise ConfigError(doc.key_where(*path), f"unknown setting {key!r}" + (f"; did you mean {hint!r}?" if hint else ""))
+        if setting.scope == "user" and layer == "cluster":
+            raise ConfigError(doc.key_where(*path), f"{key!r} can only be set in the user config, env or flags")
+        requests[key].append(Candidate(_check(setting, raw, doc.where(*path)), Source(layer, doc.where(*path))))
+
+
+def _flatten(data: dict, prefix: tuple = ()):
+    """Yield (dotted key, value, yaml path); nested groups such as `timeouts:` are flattened."""
+    groups = {s.key.split(".")[0] for s in BY_KEY.values() if "." in s.key}
+    for key, raw in data.items():
+        key = str(key)
+        if not prefix and key in groups and isinstance(raw, dict):
+            for sub, val in raw.items():
+                yield f"{key}.{sub}", val, (key, sub)
+        else:
+            yield key, raw, prefix + (key,)
+
+
+def _check(setting: Setting, raw, where: str):
+    if raw is None:
+        return None if not setting.required else _fail(where, f"{setting.key} needs a value")
+    try:
+        return setting.kind.from_yaml(raw)
+    except ValueError as exc:
+        raise ConfigError(where, f"{setting.key}: {exc}") from None
+
+
+def _fail(where: str, message: str):
+    raise ConfigError(where, message)
+
+
+def _node_entries(doc: yamlfile.YamlDoc) -> list[dict]:
+    nodes = doc.data.get("nodes")
+    if nodes is None:
+        raise ConfigError(doc.path, "no `nodes:` list; a cluster file lists its nodes")
+    if not isinstance(nodes, list) or not nodes:
+        raise ConfigError(doc.where("nodes"), "`nodes` must be a non-empty list of node mappings")
+    for i, entry in enumerate(nodes):
+        if not isinstance(entry, dict):
+            raise ConfigError(doc.where("nodes", i), "each node must be a mapping with name and host")
+    return nodes
+
+
+def _read_node(doc: yamlfile.YamlDoc, index: int, entry: dict) -> dict[str, list[Candidate]]:
+    out: dict[str, list[Candidate]] = {}
+    for key, raw in entry.items():
+        setting = NODE_BY_KEY.get(str(key))
+        if setting is None:
+            hint = closest(str(key), NODE_BY_KEY)
+            raise ConfigError(
+                doc.key_where("nodes", index, key),
+                f"unknown node setting {key!r}" + (f"; did you mean {hint!r}?" if hint else ""),
+            )
+        where = doc.where("nodes", index, key)
+        out[setting.key] = [Candidate(_check(setting, raw, where), Source("cluster", where, node_level=True))]
+    for setting in NODE_SETTINGS:
+        if setting.required and setting.key not in out:
+            raise ConfigError(doc.where("nodes", index), f"node {index + 1} has no {setting.key!r}")
+    return out
+
+
+def _local_node() -> dict[str, list[Candidate]]:
+    """With no cluster file the cluster is this machine, reached without SSH."""
+    here = Source("default", "default: no cluster file, this machine")
+    return {
+        "name": [Candidate(socket.gethostname().split(".")[0] or "local", here)],
+        "host": [Candidate("local", here)],
+    }
+
+
+def _read_environ(environ: Mapping[str, str]) -> dict[str, Candidate]:
+    out = {}
+    for name, text in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        setting = BY_ENV.get(name)
+        if setting is None:
+            hint = closest(name, BY_ENV)
+            raise ConfigError(name, "environment variable matches no spark-tui setting" + (f"; did you mean {hint}?" if hint else ""))
+        try:
+            out[setting.key] = Candidate(setting.kind.from_text(text), Source("env", name))
+        except ValueError as exc:
+            raise ConfigError(name, str(exc)) from None
+    return out
+
+
+def _apply_interactive(key: str, value, requests, node_requests) -> None:
+    """Interactive edits: `image` for the cluster, `nodes.NAME.netdev` for one node."""
+    where = f"edit of {key}"
+    if key.startswith("nodes."):
+        _, name, sub = (key.split(".", 2) + ["", ""])[:3]
+        setting = NODE_BY_KEY.get(sub)
+        nreq = next((r for r in node_requests if r["name"][-1].value == name), None)
+        if nreq is None or setting is None or setting.scope == "node" and sub == "name":
+            raise ConfigError(where, f"no node setting {key!r}")
+        nreq.setdefault(sub, []).append(Candidate(_parse_edit(setting, value, where), Source("interactive", where, node_level=True)))
+        return
+    setting = BY_KEY.get(key)
+    if setting is None:
+        raise ConfigError(where, "no such setting")
+    requests[key].append(Candidate(_parse_edit(setting, value, where), Source("interactive", where)))
+
+
+def _parse_edit(setting: Setting, value, where: str):
+    try:
+        return setting.kind.from_text(value) if isinstance(value, str) else setting.kind.from_yaml(value)
+    except ValueError as exc:
+        raise ConfigError(where, f"{setting.key}: {exc}") from None
+
+
+def _resolve_node(index, nreq, requests, detected) -> NodeConfig:
+    values: dict[str, Value] = {}
+    name = nreq["name"][-1].value
+    for setting in NODE_SETTINGS:
+        cands = list(nreq.get(setting.key, []))
+        if setting.per_node:
+            cands = list(requests[setting.key]) + cands
+            if setting.key in detected.get(name, {}):
+                val, how = detected[name][setting.key]
+                cands.append(Candidate(val, Source("detected", how, node_level=True)))
+        if not cands:
+            cands = [Candidate(None, Source("default", "default"))]
+        values[setting.key] = _pick(setting, cands)
+    return NodeConfig(name, index, values)
+
+
+def _validate_nodes(nodes: list[NodeConfig], values: dict[str, Value]) -> None:
+    seen: dict[str, NodeConfig] = {}
+    for n in nodes:
+        if n.name in seen:
+            raise ConfigError(n.values["name"].source.location, f"duplicate node name {n.name!r} (also node {seen[n.name].index + 1})")
+        seen[n.name] = n
+    head = values["head"]
+    if head.value is None:
+        nodes[0].is_head = True
+    elif head.value in seen:
+        seen[head.value].is_head = True
+    else:
+        raise ConfigError(head.source.location, f"head {head.value!r} is not a node name ({', '.join(seen)})")
+
+
+def _derive_defaults(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
+    """Defaults that depend on other values are recorded as derived, with what they came from."""
+    for n in nodes:
+        ip, host = n.values["data_ip"], n.values["host"]
+        if ip.value is None and _is_ipv4(host.value):
+            n.values["data_ip"] = Value(ip.setting, host.value, Source("default", f"derived from host ({host.source})"), ip.requested)
+    addrs: dict[str, NodeConfig] = {}
+    for n in nodes:
+        ip = n.values["data_ip"]
+        if ip.value in addrs:
+            where = ip.source.location if ip.source.layer != "default" else n.values["host"].source.location
+            raise ConfigError(where, f"data_ip {ip.value} is already used by node {addrs[ip.value].name!r}")
+        if ip.value is not None:
+            addrs[ip.value] = n
+    tp = values["tensor_parallel_size"]
+    if tp.value is None:
+        pp = values["pipeline_parallel_size"].value or 1
+        count = max(1, len(nodes) // pp)
+        values["tensor_parallel_size"] = Value(tp.setting, count, Source("default", f"derived: {len(nodes)} node(s) / pipeline {pp}"), tp.requested)
+    smn, model = values["served_model_name"], values["model"]
+    if smn.value is None and model.value is not None:
+        values["served_model_name"] = Value(smn.setting, model.value, Source("default", f"derived from model ({model.source})"), smn.requested)
+
+
+def _is_ipv4(text) -> bool:
+    try:
+        ipaddress.IPv4Address(text)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+IFNAME_VARS = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "UCX_NET_DEVICES", "OMPI_MCA_btl_tcp_if_include")
+IP_VARS = ("VLLM_HOST_IP", "RAY_NODE_IP_ADDRESS", "RAY_OVERRIDE_NODE_IP_ADDRESS")
+
+
+def derive_container_env(node: NodeConfig, values: dict[str, Value], nodes: list[NodeConfig]) -> list[DerivedVar]:
+    """The container environment for one node, each variable with what it was derived from."""
+    out: list[DerivedVar] = []
+    ip, netdev, hca = node.values["data_ip"], node.values["netdev"], node.values["hca"]
+    if ip.value:
+        out += [DerivedVar(v, ip.value, f"data_ip ({ip.source})") for v in IP_VARS]
+    if netdev.value:
+        out += [DerivedVar(v, netdev.value, f"netdev ({netdev.source})") for v in IFNAME_VARS]
+    if hca.value:
+        out.append(DerivedVar("NCCL_IB_HCA", ",".join(hca.value), f"hca ({hca.source})"))
+    out.append(DerivedVar("NCCL_IB_DISABLE", "0", "RoCE is the data path"))
+    out.append(DerivedVar("NCCL_IGNORE_CPU_AFFINITY", "1", "GB10 CPU affinity (field practice)"))
+    dbg = values["nccl_debug"]
+    if dbg.value:
+        out.append(DerivedVar("NCCL_DEBUG", dbg.value, f"nccl_debug ({dbg.source})"))
+    head = next((n for n in nodes if n.is_head), nodes[0])
+    head_ip = head.values["data_ip"]
+    if head_ip.value:
+        out.append(DerivedVar("MASTER_ADDR", head_ip.value, f"data_ip of head {head.name} ({head_ip.source})"))
+    port = values["master_port"]
+    out.append(DerivedVar("MASTER_PORT", str(port.value), f"master_port ({port.source})"))
+    if values["executor"].value == "ray":
+        src = f"executor ray ({values['executor'].source})"
+        out.append(DerivedVar("RAY_memory_monitor_refresh_ms", "0", src))
+        out.append(DerivedVar("RAY_object_store_memory", "1073741824", src))
+    token = values["hf_token"]
+    if token.value:
+        out.append(DerivedVar("HF_TOKEN", token.value, f"hf_token ({token.source})", secret=True))
+    extra = node.values["env"]
+    by_name = {v.name: v for v in out}
+    for key, val in extra.value.items():
+        src = extra.item_sources[key]
+        if key in by_name:
+            by_name[key].overridden_by = src
+        out.append(DerivedVar(key, val, f"env ({src})", secret=bool(SECRET_NAME.search(key))))
+    return out
+
+
+def lookalike_warnings(environ: Mapping[str, str], values: dict[str, Value]) -> list[str]:
+    """Variables that look like settings but that spark-tui does not read: say so, loudly."""
+    out = []
+    for name in sorted(environ):
+        key = LOOKALIKE_ENV.get(name)
+        if key is None:
+            continue
+        setting = BY_KEY[key]
+        shown = SECRET_MASK if setting.secret else environ[name]
+        eff = values[key]
+        out.append(
+            f"{name}={shown} is set in the environment but spark-tui does not read it; "
+            f"it looks like the setting `{key}` (effective: {eff.shown() or '(unset)'} from {eff.source}). "
+            f"To use it: {how_to_set(setting)}."
+        )
+    return out

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh Debian machine (as root), then run them.
+# The namespace test cluster needs docker.io, openssh-server, busybox-static and iproute2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ]; then
+  if ! command -v dockerd >/dev/null || ! command -v sshd >/dev/null || ! command -v busybox >/dev/null \
+     || ! command -v tmux >/dev/null || ! command -v tc >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      docker.io openssh-server openssh-client busybox-static iproute2 iptables tmux procps kmod >/dev/null
+  fi
+fi
+python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+exec python3 -m pytest -q -p no:cacheprovider "$@"
