@@ -33,3 +33,56 @@ def run_cli(clean_env, capsys):
         return code, out.out, out.err
 
     return run
+
+
+class ClusterHandle:
+    """The session's namespace test cluster; `rebuild()` brings it up again after a test took it down."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self.cluster = None
+
+    def rebuild(self):
+        from tests.cluster import cluster as tc
+
+        self.cluster = tc.up(self.count)
+        return self.cluster
+
+    @property
+    def nodes(self):
+        return self.cluster.nodes
+
+
+@pytest.fixture(scope="session")
+def test_cluster():
+    """Brings the namespace test cluster up once per session (4 nodes), tears it down after."""
+    from tests.cluster import cluster as tc
+
+    reason = tc.missing_requirements()
+    if reason:
+        pytest.skip(f"namespace test cluster unavailable: {reason}")
+    handle = ClusterHandle(int(os.environ.get("SPARK_TEST_NODES", "4")))
+    handle.rebuild()
+    try:
+        yield handle
+    finally:
+        tc.down()
+
+
+@pytest.fixture
+def cluster(test_cluster):
+    """The cluster, restored to a clean state for each test (daemons up, links up, no containers)."""
+    from tests.cluster import cluster as tc
+
+    c = test_cluster.cluster
+    for node in c.nodes:
+        if not tc._alive(node.sshd_pid):
+            c.start_sshd(node)
+        if not tc._alive(node.dockerd_pid):
+            c.start_dockerd(node)
+        c.link_up(node)
+        c.clear_netem(node)
+    yield c
+    for node in c.nodes:
+        if tc._alive(node.dockerd_pid):
+            c.remove_all_containers(node)

@@ -1,0 +1,1 @@
+"""The namespace test cluster: `python -m tests.cluster up N | down | status`."""

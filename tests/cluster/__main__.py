@@ -1,0 +1,35 @@
+"""python -m tests.cluster up N | down | status"""
+
+import sys
+import time
+
+from tests.cluster import cluster as tc
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("up", "down", "status"):
+        print("usage: python -m tests.cluster up N | down | status", file=sys.stderr)
+        return 2
+    try:
+        if argv[0] == "up":
+            count = int(argv[1]) if len(argv) > 1 else 2
+            start = time.monotonic()
+            cluster = tc.up(count)
+            print(f"{count} node(s) up in {time.monotonic() - start:.1f} s")
+            for node in cluster.nodes:
+                print(f"  {node.name}  {node.ip}  netns {node.netns}  docker {node.docker_host}")
+            print(f"cluster file: {cluster.cluster_yaml}\nknown_hosts:  {cluster.known_hosts}\nkey:          {cluster.client_key}")
+        elif argv[0] == "down":
+            tc.down()
+            print("down: nothing left")
+        else:
+            cluster = tc.Cluster.load()
+            for node in cluster.nodes:
+                print(f"{node.name} {node.ip} sshd={'up' if tc._alive(node.sshd_pid) else 'down'} dockerd={'up' if tc._alive(node.dockerd_pid) else 'down'}")
+    except (tc.ClusterError, ValueError, FileNotFoundError) as exc:
+        print(f"tests.cluster: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+raise SystemExit(main(sys.argv[1:]))

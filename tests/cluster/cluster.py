@@ -1,0 +1,425 @@
+"""A multi-node test cluster on one machine: network-namespace nodes with real OpenSSH and Docker.
+
+Each node is a network namespace (interface `enp1s0f1np1` on a veth to the host bridge)
+plus a private mount/UTS namespace held open by a `sleep` process. Inside it run Debian's
+sshd and dockerd, with their own /run (so the node has its own /var/run/docker.sock, as a
+real Spark does) and their own /usr/local/bin holding the nvidia-smi/ibdev2netdev stand-ins.
+
+Traffic stays on the bridge 10.231.0.0/24, which exists only on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "data"
+ROOT = Path(os.environ.get("SPARK_TEST_CLUSTER_DIR", "/tmp/spark-tui-testcluster"))
+STATE = ROOT / "state.json"
+BRIDGE = "spttbr0"
+SUBNET = "10.231.0"
+NS_PREFIX = "sptnode"
+NETDEV = "enp1s0f1np1"
+IMAGE = "spark-test/vllm:latest"
+MAX_NODES = 8
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+@dataclass
+class Node:
+    index: int
+    name: str
+    netns: str
+    ip: str
+    host_veth: str
+    dir: str
+    holder_pid: int = 0
+    sshd_pid: int = 0
+    dockerd_pid: int = 0
+
+    @property
+    def docker_host(self) -> str:
+        """The node's docker socket as seen from the host (through the holder's mount namespace)."""
+        return f"unix:///proc/{self.holder_pid}/root/run/docker.sock"
+
+    def nsenter(self, *argv: str) -> list[str]:
+        return ["nsenter", "-t", str(self.holder_pid), "--mount", "--uts", "--net", *argv]
+
+
+def run(argv: list[str], check: bool = True, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, capture_output=True, text=True, **kw)
+    if check and proc.returncode != 0:
+        raise ClusterError(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc
+
+
+def missing_requirements() -> str | None:
+    """Why the cluster cannot be built here, in one line, or None."""
+    if os.geteuid() != 0:
+        return "the namespace test cluster needs root (network namespaces, dockerd); run the tests as root"
+    for tool in ("ip", "nsenter", "unshare", "dockerd", "docker", "/usr/sbin/sshd", "ssh-keygen", "busybox"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing; bash tests/run.sh installs it with apt-get"
+    return None
+
+
+class Cluster:
+    def __init__(self, nodes: list[Node], root: Path = ROOT):
+        self.nodes = nodes
+        self.root = root
+
+    # --- files the tests use ------------------------------------------------------
+
+    @property
+    def client_key(self) -> str:
+        return str(self.root / "client_key")
+
+    @property
+    def known_hosts(self) -> str:
+        return str(self.root / "known_hosts")
+
+    @property
+    def cluster_yaml(self) -> str:
+        return str(self.root / "cluster.yaml")
+
+    def ssh_argv(self, node: Node, *command: str) -> list[str]:
+        return [
+            "ssh", "-i", self.client_key, "-o", f"UserKnownHostsFile={self.known_hosts}",
+            "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+            f"root@{node.ip}", *command,
+        ]
+
+    def docker(self, node: Node, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
+        return run(["docker", "-H", node.docker_host, *argv], check=check)
+
+    def save(self) -> None:
+        STATE.write_text(json.dumps({"root": str(self.root), "nodes": [asdict(n) for n in self.nodes]}))
+
+    @classmethod
+    def load(cls) -> "Cluster":
+        data = json.loads(STATE.read_text())
+        return cls([Node(**n) for n in data["nodes"]], Path(data["root"]))
+
+    # --- fault knobs ----------------------------------------------------------------
+
+    def stop_sshd(self, node: Node) -> None:
+        _kill_wait(node.sshd_pid)
+        node.sshd_pid = 0
+        self.save()
+
+    def start_sshd(self, node: Node) -> None:
+        node.sshd_pid = _spawn(node.nsenter("/usr/sbin/sshd", "-D", "-e", "-f", f"{node.dir}/sshd_config"), f"{node.dir}/sshd.log")
+        _wait_port(node, 22)
+        self.save()
+
+    def stop_dockerd(self, node: Node) -> None:
+        _kill_wait(node.dockerd_pid, timeout=30)
+        node.dockerd_pid = 0
+        self.save()
+
+    def start_dockerd(self, node: Node) -> None:
+        env = dict(os.environ, PATH=f"{HERE / 'hostbin'}:/usr/sbin:/usr/bin:/sbin:/bin")
+        node.dockerd_pid = _spawn(
+            node.nsenter(
+                "dockerd", "--data-root", f"{node.dir}/docker", "--exec-root", f"{node.dir}/exec",
+                "--pidfile", f"{node.dir}/dockerd.pid", "-H", "unix:///run/docker.sock",
+                "--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
+                "--userland-proxy=false", "--storage-driver", "overlay2",
+            ),
+            f"{node.dir}/dockerd.log",
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while self.docker(node, "info", "--format", "{{.ServerVersion}}", check=False).returncode != 0:
+            if time.monotonic() > deadline or not _alive(node.dockerd_pid):
+                raise ClusterError(f"dockerd on {node.name} did not start; see {node.dir}/dockerd.log")
+            time.sleep(0.1)
+        self.save()
+
+    def link_down(self, node: Node) -> None:
+        run(["ip", "-n", node.netns, "link", "set", NETDEV, "down"])
+
+    def link_up(self, node: Node) -> None:
+        run(["ip", "-n", node.netns, "link", "set", NETDEV, "up"])
+
+    def netem(self, node: Node, delay_ms: int = 0, loss_pct: float = 0.0) -> None:
+        """Delay/loss on the node's link. Raises ClusterError with a clear reason where the kernel lacks netem."""
+        spec = ["delay", f"{delay_ms}ms"] + (["loss", f"{loss_pct}%"] if loss_pct else [])
+        proc = run(["tc", "qdisc", "replace", "dev", node.host_veth, "root", "netem", *spec], check=False)
+        if proc.returncode != 0:
+            raise ClusterError(f"tc netem unavailable on this kernel ({proc.stderr.strip()}); delay/loss knob skipped")
+
+    def clear_netem(self, node: Node) -> None:
+        run(["tc", "qdisc", "del", "dev", node.host_veth, "root"], check=False)
+
+    def delete_image(self, node: Node, image: str = IMAGE) -> None:
+        self.docker(node, "rmi", "-f", image)
+
+    def import_image(self, node: Node, image: str = IMAGE, variant: str = "") -> None:
+        """Import the test image; a non-empty variant gives different layers under the same tag."""
+        self.docker(node, "import", str(build_rootfs(self.root, variant)), image)
+
+    def set_host_tool_sample(self, node: Node, **samples: str) -> None:
+        """Choose which captured output the node's stand-ins print (GPU_TABLE, GPU_APPS, IBDEV_SAMPLE)."""
+        env_file = Path(node.dir) / "bin" / "standin.env"
+        current = dict(line.split("=", 1) for line in env_file.read_text().split() if "=" in line)
+        current.update({k: str(DATA / v) for k, v in samples.items()})
+        env_file.write_text("".join(f"{k}={v}\n" for k, v in current.items()))
+
+    def remove_all_containers(self, node: Node) -> None:
+        ids = self.docker(node, "ps", "-aq").stdout.split()
+        if ids:
+            self.docker(node, "rm", "-f", *ids)
+
+
+# --- bring-up and teardown ---------------------------------------------------------------
+
+
+def up(count: int, root: Path = ROOT) -> Cluster:
+    if not 1 <= count <= MAX_NODES:
+        raise ClusterError(f"node count must be 1..{MAX_NODES}, got {count}")
+    reason = missing_requirements()
+    if reason:
+        raise ClusterError(reason)
+    down()
+    root.mkdir(parents=True)
+    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / "client_key")])
+    run(["ip", "link", "add", BRIDGE, "type", "bridge"])
+    run(["ip", "addr", "add", f"{SUBNET}.1/24", "dev", BRIDGE])
+    run(["ip", "link", "set", BRIDGE, "up"])
+    # A host dockerd may have set FORWARD to DROP; let our bridge forward to itself.
+    run(["iptables", "-I", "FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-j", "ACCEPT"], check=False)
+    nodes = [_make_node(i, root) for i in range(1, count + 1)]
+    cluster = Cluster(nodes, root)
+    cluster.save()
+    rootfs = build_rootfs(root)
+    known = []
+    for node in nodes:
+        cluster.start_sshd(node)
+        pub = Path(node.dir, "ssh_host_ed25519_key.pub").read_text().split()
+        known.append(f"{node.ip} {pub[0]} {pub[1]}\n")
+    Path(cluster.known_hosts).write_text("".join(known))
+    for node in nodes:
+        cluster.start_dockerd(node)
+        cluster.docker(node, "import", str(rootfs), IMAGE)
+    _write_cluster_yaml(cluster)
+    cluster.save()
+    return cluster
+
+
+def _make_node(index: int, root: Path) -> Node:
+    name = f"spark-{index}"
+    node = Node(index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"sptv{index}", str(root / name))
+    ndir = Path(node.dir)
+    (ndir / "bin").mkdir(parents=True)
+    run(["ip", "netns", "add", node.netns])
+    run(["ip", "link", "add", node.host_veth, "type", "veth", "peer", "name", NETDEV, "netns", node.netns])
+    run(["ip", "link", "set", node.host_veth, "master", BRIDGE, "up"])
+    run(["ip", "-n", node.netns, "link", "set", "lo", "up"])
+    run(["ip", "-n", node.netns, "addr", "add", f"{node.ip}/24", "dev", NETDEV])
+    run(["ip", "-n", node.netns, "link", "set", NETDEV, "mtu", "9000", "up"])
+    run(["ip", "link", "set", node.host_veth, "mtu", "9000"])
+    # Host tools of a real Spark, as stand-ins printing captured outputs.
+    for tool in ("nvidia-smi", "ibdev2netdev"):
+        shutil.copy(HERE / "hostbin" / tool, ndir / "bin" / tool)
+    (ndir / "bin" / "standin.env").write_text(
+        f"GPU_TABLE={DATA}/nvidia-smi/gb10-table-vllm-enginecore-truncated-mem-580.126.txt\n"
+        f"GPU_APPS={DATA}/nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt\n"
+        f"IBDEV_SAMPLE={DATA}/netif/ibdev2netdev-dgxspark-three-sparks-all-up.txt\n"
+    )
+    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ndir / "ssh_host_ed25519_key")])
+    (ndir / "sshd_config").write_text(
+        f"ListenAddress {node.ip}\nPort 22\nHostKey {ndir}/ssh_host_ed25519_key\n"
+        f"PidFile {ndir}/sshd.pid\nAuthorizedKeysFile {root}/client_key.pub\n"
+        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+        "UsePAM no\nStrictModes no\nMaxSessions 10\nMaxStartups 50:30:100\nAcceptEnv LANG\n"
+    )
+    # The holder keeps the node's mount+UTS namespaces alive: own /run, own /usr/local/bin, own hostname.
+    setup = (
+        f"mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && mount --bind {ndir}/bin /usr/local/bin "
+        f"&& hostname {name} && exec sleep 2147483647"
+    )
+    node.holder_pid = _spawn(
+        ["nsenter", f"--net=/var/run/netns/{node.netns}", "unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", setup],
+        f"{ndir}/holder.log",
+    )
+    deadline = time.monotonic() + 5
+    while not _in_own_namespace(node):
+        if time.monotonic() > deadline:
+            raise ClusterError(f"namespace holder for {name} did not start; see {ndir}/holder.log")
+        time.sleep(0.02)
+    # `unshare` forks sleep as a child: the holder pid is the sleep that owns the namespaces.
+    node.holder_pid = _sleep_child(node.holder_pid)
+    return node
+
+
+def _in_own_namespace(node: Node) -> bool:
+    pid = _sleep_child(node.holder_pid)
+    if not pid:
+        return False
+    try:
+        return os.readlink(f"/proc/{pid}/ns/uts") != os.readlink("/proc/self/ns/uts") and os.path.exists(f"/proc/{pid}/root/usr/local/bin/nvidia-smi")
+    except OSError:
+        return False
+
+
+def _sleep_child(pid: int) -> int:
+    """The `sleep` at the bottom of nsenter -> unshare -> sh -> sleep (exec'd, so the same pid chain)."""
+    seen = pid
+    for _ in range(4):
+        try:
+            if Path(f"/proc/{seen}/comm").read_text().strip() == "sleep":
+                return seen
+            children = Path(f"/proc/{seen}/task/{seen}/children").read_text().split()
+        except OSError:
+            return 0
+        if not children:
+            return 0
+        seen = int(children[0])
+    return 0
+
+
+def _write_cluster_yaml(cluster: Cluster) -> None:
+    lines = [
+        "# Generated by tests/cluster for the namespace test cluster.",
+        "name: testcluster",
+        f"image: {IMAGE}",
+        "container_name: vllm_node",
+        "user: root",
+        f"identity_file: {cluster.client_key}",
+        f"known_hosts: {cluster.known_hosts}",
+        f"netdev: {NETDEV}",
+        "hca: [rocep1s0f1, roceP2p1s0f1]",
+        "model: test/tiny-model",
+        "volumes: []",
+        "shm_size: 1g",
+        "connect_timeout: 5",
+        "nodes:",
+    ]
+    for node in cluster.nodes:
+        lines += [f"  - name: {node.name}", f"    host: {node.ip}"]
+    Path(cluster.cluster_yaml).write_text("\n".join(lines) + "\n")
+
+
+def build_rootfs(root: Path, variant: str = "") -> Path:
+    """A busybox-static root filesystem with the ray/vllm stand-ins, as a tar for `docker import`."""
+    tar = root / f"rootfs{('-' + variant) if variant else ''}.tar"
+    if tar.exists():
+        return tar
+    fs = root / f"rootfs{('-' + variant) if variant else ''}"
+    for d in ("bin", "usr/bin", "tmp", "etc", "proc", "sys", "dev", "root"):
+        (fs / d).mkdir(parents=True, exist_ok=True)
+    shutil.copy(shutil.which("busybox"), fs / "bin" / "busybox")
+    for applet in run([str(fs / "bin" / "busybox"), "--list"]).stdout.split():
+        if applet != "busybox":
+            os.symlink("busybox", fs / "bin" / applet)
+    for script in ("ray", "ray-join-handler", "vllm", "vllm-rank-handler"):
+        shutil.copy(HERE / "image" / script, fs / "usr" / "bin" / script)
+    (fs / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    (fs / "etc" / "group").write_text("root:x:0:\n")
+    if variant:
+        (fs / "etc" / "variant").write_text(variant + "\n")
+    run(["tar", "-C", str(fs), "-cf", str(tar), "."])
+    return tar
+
+
+def down(root: Path = ROOT) -> None:
+    """Remove everything a cluster (or a crashed earlier run) created. Idempotent."""
+    for pid in _pids_under(str(root)):
+        _signal(pid, signal.SIGKILL)
+    for netns in run(["ip", "netns", "list"], check=False).stdout.split("\n"):
+        name = netns.split(" ")[0]
+        if name.startswith(NS_PREFIX):
+            for pid in run(["ip", "netns", "pids", name], check=False).stdout.split():
+                _signal(int(pid), signal.SIGKILL)
+            run(["ip", "netns", "del", name], check=False)
+    for pid in _pids_under(str(root)):
+        _signal(pid, signal.SIGKILL)
+    run(["ip", "link", "del", BRIDGE], check=False)
+    while run(["iptables", "-D", "FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-j", "ACCEPT"], check=False).returncode == 0:
+        pass
+    if root.exists():
+        # dockerd leaves overlay mounts under its data root; unmount before removing.
+        for line in reversed(Path("/proc/mounts").read_text().splitlines()):
+            target = line.split()[1]
+            if target.startswith(str(root)):
+                run(["umount", "-l", target], check=False)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _pids_under(root: str) -> list[int]:
+    """Processes whose command line or namespace holder mentions the cluster directory."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if root in cmdline or f"--net=/var/run/netns/{NS_PREFIX}" in cmdline:
+            out.append(int(entry))
+    return out
+
+
+def _spawn(argv: list[str], log: str, env=None) -> int:
+    with open(log, "ab") as fh:
+        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+    return proc.pid
+
+
+def _alive(pid: int) -> bool:
+    if not pid:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _kill_wait(pid: int, timeout: float = 10) -> None:
+    if not _alive(pid):
+        return
+    _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(pid):
+        _signal(pid, signal.SIGKILL)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _wait_port(node: Node, port: int, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    hexport = f":{port:04X}"
+    while time.monotonic() < deadline:
+        tcp = Path(f"/proc/{node.holder_pid}/net/tcp").read_text()
+        if any(line.split()[1].endswith(hexport) and line.split()[3] == "0A" for line in tcp.splitlines()[1:]):
+            return
+        time.sleep(0.02)
+    raise ClusterError(f"nothing listens on {node.ip}:{port}; see {node.dir}")

@@ -1,0 +1,186 @@
+"""The namespace test cluster itself: real sshd and dockerd per node, stand-ins, fault knobs."""
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from tests.cluster import cluster as tc
+
+pytestmark = pytest.mark.cluster
+
+
+def ssh(cluster, node, *cmd, check=True, timeout=20):
+    proc = subprocess.run(cluster.ssh_argv(node, *cmd), capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_ssh_into_each_node_reaches_its_own_docker_engine(cluster):
+    names = set()
+    for node in cluster.nodes:
+        out = ssh(cluster, node, "hostname && docker info --format '{{.Name}}' && docker ps --format '{{.Names}}' && docker images --format '{{.Repository}}:{{.Tag}}'").stdout.split("\n")
+        assert out[0] == node.name and out[1] == node.name
+        assert tc.IMAGE in out
+        names.add(out[1])
+    assert len(names) == len(cluster.nodes)
+    # a container started on node 1 is seen by node 1's engine only
+    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "probe1", tc.IMAGE, "sleep", "60")
+    assert "probe1" in ssh(cluster, cluster.nodes[0], "docker ps --format '{{.Names}}'").stdout
+    assert "probe1" not in ssh(cluster, cluster.nodes[1], "docker ps -a --format '{{.Names}}'").stdout
+
+
+def test_host_network_container_sees_the_spark_interface(cluster):
+    node = cluster.nodes[1]
+    out = ssh(cluster, node, f"docker run --rm --network host {tc.IMAGE} ip -4 -o addr show {tc.NETDEV}").stdout
+    assert f"inet {node.ip}/24" in out and tc.NETDEV in out
+
+
+def test_gpus_all_runs_with_the_hook_stand_in(cluster):
+    node = cluster.nodes[0]
+    proc = ssh(cluster, node, f"docker run --rm --gpus all {tc.IMAGE} echo gpu-ok")
+    assert proc.stdout.strip() == "gpu-ok"
+
+
+def test_host_tool_stand_ins_print_captured_outputs(cluster):
+    node = cluster.nodes[0]
+    table = ssh(cluster, node, "nvidia-smi").stdout
+    assert "NVIDIA GB10" in table and "Not Supported" in table
+    assert ssh(cluster, node, "nvidia-smi --query-gpu=name,memory.used --format=csv,noheader").stdout.strip() == "NVIDIA GB10, [N/A]"
+    assert "rocep1s0f1 port 1 ==> enp1s0f1np1 (Up)" in ssh(cluster, node, "ibdev2netdev").stdout
+    cluster.set_host_tool_sample(node, IBDEV_SAMPLE="netif/ibdev2netdev-dgxspark-koyo-f0-up-with-prompt.txt")
+    try:
+        assert "rocep1s0f1 port 1 ==> enp1s0f1np1 (Down)" in ssh(cluster, node, "ibdev2netdev").stdout
+        assert "(Up)" in ssh(cluster, cluster.nodes[1], "ibdev2netdev | grep enp1s0f1np1").stdout
+    finally:
+        cluster.set_host_tool_sample(node, IBDEV_SAMPLE="netif/ibdev2netdev-dgxspark-three-sparks-all-up.txt")
+
+
+def _ray_status(cluster, head):
+    return cluster.docker(head, "exec", "rayhead", "ray", "status").stdout
+
+
+def test_ray_worker_joins_head_across_the_node_network(cluster):
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    cluster.docker(head, "run", "-d", "--name", "rayhead", "--network", "host", tc.IMAGE, "ray", "start", "--head", "--port", "6379", "--node-ip-address", head.ip, "--block")
+    deadline = time.monotonic() + 10
+    while "Ray runtime started." not in cluster.docker(head, "logs", "rayhead").stdout:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    status = _ray_status(cluster, head)
+    assert status.count(" 1 node_") == 1 and " 0.0/1.0 GPU" in status
+    cluster.docker(worker, "run", "-d", "--name", "rayworker", "--network", "host", tc.IMAGE, "ray", "start", f"--address={head.ip}:6379", "--node-ip-address", worker.ip, "--block")
+    deadline = time.monotonic() + 10
+    while _ray_status(cluster, head).count(" 1 node_") < 2:
+        assert time.monotonic() < deadline, cluster.docker(worker, "logs", "rayworker").stdout
+        time.sleep(0.2)
+    assert " 0.0/2.0 GPU" in _ray_status(cluster, head)
+    assert "Ray runtime started." in cluster.docker(worker, "logs", "rayworker").stdout
+
+
+def test_ray_worker_that_cannot_reach_the_head_fails(cluster):
+    worker = cluster.nodes[1]
+    proc = cluster.docker(worker, "run", "--rm", "--network", "host", "-e", "SPARK_TEST_JOIN_TRIES=2", tc.IMAGE, "ray", "start", f"--address={cluster.nodes[0].ip}:6390", check=False)
+    assert proc.returncode == 1 and "Failed to connect to GCS" in proc.stdout
+
+
+def test_fault_knob_sshd(cluster):
+    node = cluster.nodes[1]
+    cluster.stop_sshd(node)
+    assert ssh(cluster, node, "true", check=False).returncode == 255
+    cluster.start_sshd(node)
+    assert ssh(cluster, node, "echo back").stdout.strip() == "back"
+
+
+def test_fault_knob_dockerd(cluster):
+    node = cluster.nodes[1]
+    cluster.stop_dockerd(node)
+    proc = ssh(cluster, node, "docker ps", check=False)
+    assert proc.returncode != 0 and "docker.sock" in proc.stderr
+    assert ssh(cluster, cluster.nodes[0], "docker ps").returncode == 0
+    cluster.start_dockerd(node)
+    assert ssh(cluster, node, "docker ps").returncode == 0
+
+
+def test_fault_knob_link(cluster):
+    node = cluster.nodes[1]
+    cluster.link_down(node)
+    assert ssh(cluster, node, "true", check=False, timeout=30).returncode == 255
+    cluster.link_up(node)
+    assert ssh(cluster, node, "echo up").stdout.strip() == "up"
+
+
+def test_fault_knob_netem(cluster):
+    node = cluster.nodes[1]
+    try:
+        cluster.netem(node, delay_ms=150)
+    except tc.ClusterError as exc:
+        pytest.skip(str(exc))
+    start = time.monotonic()
+    ssh(cluster, node, "true")
+    slow = time.monotonic() - start
+    cluster.clear_netem(node)
+    start = time.monotonic()
+    ssh(cluster, node, "true")
+    fast = time.monotonic() - start
+    # the SSH handshake takes several round trips, each delayed 150 ms
+    assert slow > fast + 0.3
+
+
+def test_fault_knob_delete_image(cluster):
+    node = cluster.nodes[1]
+    cluster.delete_image(node)
+    try:
+        assert tc.IMAGE not in ssh(cluster, node, "docker images --format '{{.Repository}}:{{.Tag}}'").stdout
+    finally:
+        cluster.import_image(node)
+    assert tc.IMAGE in ssh(cluster, node, "docker images --format '{{.Repository}}:{{.Tag}}'").stdout
+
+
+def test_fault_knob_different_image_same_tag(cluster):
+    a, b = cluster.nodes[0], cluster.nodes[1]
+
+    def layers(node):
+        return json.loads(cluster.docker(node, "image", "inspect", tc.IMAGE, "--format", "{{json .RootFS.Layers}}").stdout)
+
+    assert layers(a) == layers(b)  # same tar on both: same layers, though the IDs differ
+    cluster.import_image(b, variant="other")
+    try:
+        assert layers(a) != layers(b)
+    finally:
+        cluster.import_image(b)
+    assert layers(a) == layers(b)
+
+
+def _processes() -> set[int]:
+    return {int(p) for p in os.listdir("/proc") if p.isdigit()}
+
+
+def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
+    tc.down()
+    netns_before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    procs_before = _processes()
+    try:
+        start = time.monotonic()
+        c = tc.up(2)
+        elapsed = time.monotonic() - start
+        print(f"\n2-node test cluster up in {elapsed:.2f} s")
+        assert "sptnode1" in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        # simulate a crash: forget the cluster and bring up again; up must clean the leftovers
+        os.kill(c.nodes[0].sshd_pid, 0)
+        c2 = tc.up(1)
+        assert [n.name for n in c2.nodes] == ["spark-1"]
+        assert not tc._alive(c.nodes[1].dockerd_pid)
+        tc.down()
+        tc.down()  # idempotent
+        assert subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout == netns_before
+        assert not os.path.exists(tc.ROOT)
+        assert subprocess.run(["ip", "link", "show", tc.BRIDGE], capture_output=True).returncode != 0
+        leftovers = [p for p in _processes() - procs_before if tc._alive(p) and os.path.exists(f"/proc/{p}/cmdline") and open(f"/proc/{p}/cmdline", "rb").read()]
+        names = [open(f"/proc/{p}/comm").read().strip() for p in leftovers if os.path.exists(f"/proc/{p}/comm")]
+        assert not [n for n in names if n in ("sshd", "dockerd", "containerd", "sleep", "containerd-shim", "containerd-shim-runc-v2")], names
+    finally:
+        test_cluster.rebuild()
