@@ -51,3 +51,21 @@ def cmd_cockpit(args) -> int:
     from spark_tui.ui.app import run_cockpit
 
     return run_cockpit(load_config(args))
+
+
+def cmd_diagnose(args) -> int:
+    from spark_tui import diagnose
+    from spark_tui.errors import ConfigError
+
+    try:
+        raw = sys.stdin.buffer.read() if args.file == "-" else open(args.file, "rb").read(64 << 20)
+    except OSError as exc:
+        raise ConfigError(args.file, f"cannot read: {exc.strerror}") from None
+    result = diagnose.analyse(raw.decode("utf-8", errors="replace"), args.kind)
+    if args.json:
+        _print_json(result)
+    else:
+        from spark_tui.parsers.text import inert
+
+        print("\n".join(inert(line) for line in diagnose.as_text(result).splitlines()))
+    return 0

@@ -1,0 +1,47 @@
+"""Docker outputs operators paste: `docker ps --format table` and `Config.Env` fragments.
+
+spark-tui itself talks to Docker through the SDK; these read what people paste into issues.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from spark_tui.settings.resolve import SECRET_NAME
+
+
+def parse_ps_table(text: str) -> list[dict[str, str]]:
+    """Columns are found from the header's word positions; empty cells may be padded with spaces."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return []
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", header)]
+    names = [header[s:].split("  ")[0].strip() for s in starts]
+    rows = []
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1])]
+        rows.append(dict(zip(names, cells)))
+    return rows
+
+
+def parse_env_fragment(text: str) -> dict[str, str]:
+    """A (possibly bracket-less) JSON array of "KEY=VALUE" strings, as `docker inspect` shows Config.Env."""
+    body = text.strip().rstrip(",")
+    if not body.startswith("["):
+        body = f"[{body}]"
+    try:
+        items = json.loads(body)
+    except json.JSONDecodeError:
+        items = re.findall(r'"([^"]*)"', text)
+    env = {}
+    for item in items:
+        key, sep, value = str(item).partition("=")
+        if sep:
+            env[key] = value
+    return env
+
+
+def masked_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: "***" if SECRET_NAME.search(k) else v for k, v in env.items()}

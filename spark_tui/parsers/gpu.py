@@ -1,0 +1,148 @@
+"""nvidia-smi parsing (summary table and CSV queries) and GB10 unified memory from /proc/meminfo.
+
+On GB10 the memory fields read `Not Supported` / `[N/A]`: that is normal there, and memory is
+reported from /proc/meminfo instead (used = MemTotal - MemAvailable), labelled as unified.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+DRIVER = re.compile(r"(?:Driver|KMD) Version: (?P<driver>[\d.]+)\s+(?:CUDA|CUDA UMD) Version: (?P<cuda>[\d.]+)")
+GPU_ROW = re.compile(r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s+\|")
+STATS_ROW = re.compile(
+    r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+)C\s+(?P<perf>P\d+)\s+(?P<power>\d+)W\s*/\s*(?P<cap>\S+)\s*\|\s*"
+    r"(?P<mem>(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|Not Supported|N/A)\s*\|\s*(?P<util>\d+)%"
+)
+PROC_ROW = re.compile(
+    r"^\|\s+(?P<gpu>\d+)\s+\S+\s+\S+\s+(?P<pid>\d+)\s+(?P<type>[CGM+]+)\s+(?P<name>.+?)\s+(?P<mem>\d+MiB|\d+\.\.\.|N/A)\s*\|"
+)
+
+
+@dataclass
+class GpuProcess:
+    pid: int
+    name: str
+    used_mib: int | None  # None: not reported or cut off by nvidia-smi
+    partial: bool = False  # nvidia-smi truncated the value (`10707...`)
+    gpu: int = 0
+    type: str = "C"
+
+
+@dataclass
+class Gpu:
+    index: int
+    name: str
+    temperature_c: float | None = None
+    power_w: float | None = None
+    power_cap_w: float | None = None
+    utilization_pct: float | None = None
+    memory_used_mib: float | None = None
+    memory_total_mib: float | None = None
+    memory_supported: bool = True
+
+    @property
+    def is_gb10(self) -> bool:
+        return "GB10" in self.name
+
+
+@dataclass
+class GpuTable:
+    driver: str | None = None
+    cuda: str | None = None
+    gpus: list[Gpu] = field(default_factory=list)
+    processes: list[GpuProcess] = field(default_factory=list)
+
+
+def parse_table(text: str) -> GpuTable:
+    table = GpuTable()
+    pending: Gpu | None = None
+    in_procs = False
+    for line in text.splitlines():
+        if "Processes:" in line:
+            in_procs = True
+            continue
+        if table.driver is None:
+            m = DRIVER.search(line)
+            if m:
+                table.driver, table.cuda = m.group("driver"), m.group("cuda")
+                continue
+        if in_procs:
+            m = PROC_ROW.match(line)
+            if m:
+                mem = m.group("mem")
+                partial = mem.endswith("...")
+                used = int(mem[:-3]) if mem.endswith("MiB") else None
+                table.processes.append(GpuProcess(int(m.group("pid")), m.group("name"), used, partial, int(m.group("gpu")), m.group("type")))
+            continue
+        m = GPU_ROW.match(line)
+        if m and "Name" not in line:
+            pending = Gpu(int(m.group("index")), m.group("name").strip())
+            table.gpus.append(pending)
+            continue
+        m = STATS_ROW.match(line)
+        if m and pending is not None:
+            pending.temperature_c = float(m.group("temp"))
+            pending.power_w = float(m.group("power"))
+            cap = m.group("cap").rstrip("W")
+            pending.power_cap_w = float(cap) if cap.replace(".", "").isdigit() else None
+            pending.utilization_pct = float(m.group("util"))
+            if m.group("used"):
+                pending.memory_used_mib, pending.memory_total_mib = float(m.group("used")), float(m.group("total"))
+            else:
+                pending.memory_supported = False
+            pending = None
+    return table
+
+
+def _number(cell: str) -> float | None:
+    cell = cell.strip()
+    if cell in ("[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Not Found]", ""):
+        return None
+    m = re.match(r"^-?[\d.]+", cell)
+    return float(m.group()) if m else None
+
+
+def parse_csv(text: str, fields: list[str] | None = None) -> list[dict[str, object]]:
+    """`--query-gpu` / `--query-compute-apps` CSV, with or without header and units.
+
+    Without a header the caller passes the queried field names. Numeric cells become
+    floats; `[N/A]`/`Not Supported` become None; other cells stay strings.
+    """
+    rows = [line for line in text.splitlines() if line.strip()]
+    if not rows:
+        return []
+    if fields is None:
+        fields = [re.sub(r"\s*\[.*\]$", "", h.strip()) for h in rows[0].split(",")]
+        rows = rows[1:]
+    out = []
+    for row in rows:
+        cells = [c.strip() for c in row.split(",", len(fields) - 1)]
+        item: dict[str, object] = {}
+        for name, cell in zip(fields, cells):
+            num = _number(cell)
+            textual = name in ("name", "uuid", "gpu_uuid", "process_name", "driver_version", "compute_cap", "pci.bus_id")
+            item[name] = cell if textual else num
+        out.append(item)
+    return out
+
+
+@dataclass
+class UnifiedMemory:
+    total_mib: float
+    used_mib: float
+    available_mib: float
+    source: str = "/proc/meminfo (unified memory: used = MemTotal - MemAvailable)"
+
+
+def parse_meminfo(text: str) -> UnifiedMemory | None:
+    values = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("MemTotal", "MemAvailable"):
+            values[key] = float(rest.split()[0]) / 1024
+    if "MemTotal" not in values or "MemAvailable" not in values:
+        return None
+    total, avail = values["MemTotal"], values["MemAvailable"]
+    return UnifiedMemory(total, total - avail, avail)

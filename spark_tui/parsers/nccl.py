@@ -1,0 +1,248 @@
+"""NCCL log parsing: a stateful summary per log stream, fed one line at a time.
+
+Real logs arrive with many prefixes before NCCL's own `host:pid:tid [dev]` header:
+Ray actor prefixes `(RayWorkerWrapper pid=N, ip=A)`, vLLM process prefixes
+`(EngineCore_DP0 pid=N)`, mpirun `[N]`, pdsh `host: `, `[trainer3]:`, bracketed
+timestamps and ANSI residue whose ESC byte was lost. The header is therefore
+searched for, never anchored at the start of the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from spark_tui.parsers.text import strip_ansi
+
+HEADER = re.compile(
+    r"(?P<host>[^\s:\]\[(]+):(?P<pid>\d+|X+)(?::(?P<tid>\d+))? \[(?P<dev>\d+)\] "
+    r"(?:(?P<src>[\w./-]+:\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?(?P<msg>.*)$"
+)
+ACTOR = re.compile(r"\((?P<actor>\w+) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\d.]+))?\)")
+VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+\S*)")
+BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?P<list>.*)$")
+ADDR_ITEM = re.compile(r"(?:\[\d+\])?(?P<if>[A-Za-z][\w.@-]*):(?P<addr>[0-9A-Fa-f.:]+(?:%[\w.@-]+)?)<\d+>")
+SOCKET_IFNAME = re.compile(r"^NCCL_SOCKET_IFNAME set (?:by environment )?to (?P<v>\S+)")
+IB_HCA_ENV = re.compile(r"^NCCL_IB_HCA set (?:by environment )?to (?P<v>\S+)")
+NET_IB = re.compile(r"^NET/IB ?: ?Using (?P<list>.*?)(?: ?; ?OOB (?P<oob>\S+))?\s*$")
+HCA_ITEM = re.compile(r"\[\d+\](?P<dev>[\w.-]+):(?P<port>\d+)/(?P<link>RoCE|IB|ETH)(?P<sharp>/SHARP)?")
+NET_IB_NEW = re.compile(r"^NET/IB ?: ?\[\d+\] (?P<dev>[\w.-]+):\w+:(?P<port>\d+)/(?P<link>RoCE|IB)")
+OOB = re.compile(r"OOB (?P<item>\S+<\d+>)")
+NET_SOCKET = re.compile(r"^NET/Socket ?: ?Using (?P<list>.*)$")
+NETWORK = re.compile(r"^Using network (?P<net>\S+)")
+VIA = re.compile(r"via NET/(?P<net>[\w]+?)(?:/\d+)")
+INIT = re.compile(r"rank (?P<rank>\d+) nranks (?P<nranks>\d+).* - Init (?P<what>START|COMPLETE)")
+NNODES = re.compile(r"nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+)")
+ERROR_PATTERNS = re.compile(
+    r"unhandled system error|ncclSystemError|ncclInternalError|ncclRemoteError|Call to ibv_\w+ failed"
+    r"|socketStartConnect: Connect to \S+ failed|Watchdog caught collective operation timeout"
+    r"|Proxy Call to rank \d+ failed"
+)
+IBV = re.compile(r"Call to (?P<call>ibv_\w+) failed")
+# Cheap substring test first: most lines of a vLLM log are not NCCL's.
+PREFILTER = ("NCCL", "nccl", "Watchdog", "Proxy Call", "ibv_", "socketStartConnect")
+GB10_TWINS = re.compile(r"^roce(?:p|P2p)1s0f(?P<port>\d)$")
+
+
+@dataclass
+class Verdict:
+    level: str  # ok | warn | error
+    code: str
+    text: str
+
+
+@dataclass
+class NcclSummary:
+    version: str | None = None
+    hosts: list[str] = field(default_factory=list)
+    bootstrap: list[tuple[str, str]] = field(default_factory=list)  # (ifname, address)
+    socket_ifname: str | None = None
+    ib_hca_env: str | None = None
+    transport: str | None = None  # IB, IBext, IBext_v10, Socket, ...
+    hcas: list[tuple[str, str]] = field(default_factory=list)  # (device, link layer)
+    sharp: bool = False
+    nranks: int | None = None
+    nnodes: int | None = None
+    init_start: int = 0
+    init_complete: int = 0
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    ibv_failures: list[str] = field(default_factory=list)
+    nccl_lines: int = 0
+    first_pending_start: float | None = None  # time of the oldest Init START not yet completed
+
+    def verdicts(self, now: float | None = None, hang_after: float = 300.0, stream_ended: bool = False) -> list[Verdict]:
+        out: list[Verdict] = []
+        net = self.transport or ""
+        if net.startswith("IB"):
+            devs = ", ".join(f"{d}/{link}" for d, link in self.hcas) or "devices not listed"
+            out.append(Verdict("ok", "ib", f"running over IB/RoCE ({net}: {devs})"))
+        elif net == "Socket":
+            out.append(Verdict("error", "socket", "fell back to Socket (TCP): NCCL is not using RoCE; check NCCL_IB_HCA and /dev/infiniband"))
+        twins = [GB10_TWINS.match(d) for d, _ in self.hcas]
+        if self.hcas and all(twins):
+            ports = {m.group("port") for m in twins}
+            for port in ports:
+                used = {d for d, _ in self.hcas if d.endswith(f"1s0f{port}")}
+                if len(used) == 1:
+                    missing = f"roceP2p1s0f{port}" if used == {f"rocep1s0f{port}"} else f"rocep1s0f{port}"
+                    out.append(Verdict("warn", "one_twin", f"only one ConnectX-7 twin in use ({next(iter(used))}); add {missing} to NCCL_IB_HCA for full bandwidth"))
+        pending = self.init_start - self.init_complete
+        if self.init_start and pending <= 0:
+            out.append(Verdict("ok", "init", f"init complete {self.init_complete}/{self.init_start}"))
+        elif pending > 0:
+            waited = None if now is None or self.first_pending_start is None else now - self.first_pending_start
+            if waited is not None and waited >= hang_after:
+                out.append(Verdict("error", "hang", f"init started but not complete after {waited:.0f} s ({self.init_complete}/{self.init_start}): hang"))
+            elif stream_ended:
+                out.append(Verdict("warn", "incomplete", f"init incomplete: {self.init_complete}/{self.init_start} ranks completed when the log ends"))
+            else:
+                out.append(Verdict("warn", "init_pending", f"init in progress {self.init_complete}/{self.init_start}"))
+        if self.ibv_failures:
+            out.append(Verdict("error", "ibv", "RDMA verbs failures: " + ", ".join(sorted(set(self.ibv_failures)))))
+        other = [e for e in self.errors if "ibv_" not in e]
+        if other:
+            out.append(Verdict("error", "error", other[0][:200]))
+        return out
+
+
+class NcclParser:
+    """Feed lines with `feed(line, now)`; read `summary` at any time."""
+
+    def __init__(self) -> None:
+        self.summary = NcclSummary()
+        self._hosts: set[str] = set()
+        self._pending_warn = False
+
+    def feed(self, line: str, now: float | None = None) -> bool:
+        """Parse one line; returns True when it was an NCCL line."""
+        if not any(word in line for word in PREFILTER):
+            return False
+        line = strip_ansi(line).rstrip()
+        s = self.summary
+        m = HEADER.search(line)
+        if m is None:
+            return self._bare(line)
+        s.nccl_lines += 1
+        host = m.group("host")
+        if host not in self._hosts:
+            self._hosts.add(host)
+            s.hosts.append(host)
+        msg = m.group("msg")
+        if m.group("level") == "WARN":
+            s.warnings.append(msg)
+            self._error_check(msg)
+            return True
+        self._info(msg, now)
+        return True
+
+    def _bare(self, line: str) -> bool:
+        """Lines without NCCL's host header: `NCCL version ...`, error texts from torch/NCCL."""
+        s = self.summary
+        v = VERSION.search(line)
+        if v and s.version is None:
+            s.version = v.group("v")
+            return True
+        return self._error_check(line)
+
+    def _error_check(self, text: str) -> bool:
+        m = ERROR_PATTERNS.search(text)
+        if not m:
+            return False
+        ibv = IBV.search(text)
+        if ibv:
+            self.summary.ibv_failures.append(ibv.group("call"))
+        self.summary.errors.append(text.strip())
+        return True
+
+    def _info(self, msg: str, now: float | None) -> None:
+        s = self.summary
+        if msg.startswith("NCCL version"):
+            s.version = s.version or VERSION.search(msg).group("v")
+        elif msg.startswith("Bootstrap"):
+            m = BOOTSTRAP.match(msg)
+            if m:
+                self._addresses(m.group("list"))
+        elif msg.startswith("NCCL_SOCKET_IFNAME"):
+            m = SOCKET_IFNAME.match(msg)
+            if m:
+                s.socket_ifname = m.group("v")
+        elif msg.startswith("NCCL_IB_HCA"):
+            m = IB_HCA_ENV.match(msg)
+            if m:
+                s.ib_hca_env = m.group("v")
+        elif msg.startswith("NET/IB"):
+            self._net_ib(msg)
+        elif msg.startswith("NET/Socket"):
+            m = NET_SOCKET.match(msg)
+            if m and not s.bootstrap:
+                self._addresses(m.group("list"))
+        elif msg.startswith("Using network"):
+            s.transport = NETWORK.match(msg).group("net")
+        elif "Init START" in msg or "Init COMPLETE" in msg:
+            m = INIT.search(msg)
+            if m:
+                s.nranks = int(m.group("nranks"))
+                if m.group("what") == "START":
+                    s.init_start += 1
+                    if s.first_pending_start is None:
+                        s.first_pending_start = now
+                else:
+                    s.init_complete += 1
+                    if s.init_complete >= s.init_start:
+                        s.first_pending_start = None
+        elif "nNodes" in msg:
+            m = NNODES.search(msg)
+            if m:
+                s.nnodes = int(m.group("nnodes"))
+                s.nranks = int(m.group("nranks"))
+        elif "via NET/" in msg and s.transport is None:
+            m = VIA.search(msg)
+            if m:
+                s.transport = m.group("net")
+        else:
+            self._error_check(msg)
+
+    def _net_ib(self, msg: str) -> None:
+        s = self.summary
+        m = NET_IB.match(msg)
+        if m and HCA_ITEM.search(m.group("list")):
+            for item in HCA_ITEM.finditer(m.group("list")):
+                self._hca(item.group("dev"), item.group("link"))
+                s.sharp = s.sharp or bool(item.group("sharp"))
+            if m.group("oob"):
+                self._addresses(m.group("oob"))
+            return
+        m = NET_IB_NEW.match(msg)
+        if m:
+            self._hca(m.group("dev"), m.group("link"))
+        oob = OOB.search(msg)
+        if oob:
+            self._addresses(oob.group("item"))
+
+    def _hca(self, dev: str, link: str) -> None:
+        if all(d != dev for d, _ in self.summary.hcas):
+            self.summary.hcas.append((dev, link))
+
+    def _addresses(self, text: str) -> None:
+        for item in ADDR_ITEM.finditer(text):
+            pair = (item.group("if"), item.group("addr"))
+            if pair not in self.summary.bootstrap:
+                self.summary.bootstrap.append(pair)
+
+
+def actor_of(line: str) -> tuple[str, str | None] | None:
+    """The Ray/vLLM process prefix of a line: (actor name, ip or None)."""
+    m = ACTOR.search(line[:120])
+    return (m.group("actor"), m.group("ip")) if m else None
+
+
+def is_nccl_line(line: str) -> bool:
+    return "NCCL" in line and HEADER.search(strip_ansi(line)) is not None
+
+
+def parse_text(text: str) -> NcclSummary:
+    parser = NcclParser()
+    for line in text.splitlines():
+        parser.feed(line)
+    return parser.summary

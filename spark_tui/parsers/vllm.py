@@ -1,0 +1,151 @@
+"""vLLM and Ray log parsing: Ray start/join, `ray status`, shard loading, readiness, OOM, metrics."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from spark_tui.parsers.text import strip_ansi
+
+SHARDS = re.compile(r"Loading (?P<kind>\w+) checkpoint shards: +(?P<pct>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+)")
+ONLY_PREFIX = re.compile(r"^\((?P<proc>\w+) pid=\d+(?:, ip=[\d.]+)?\)\s*$")
+UVICORN = re.compile(r"Uvicorn running on (?P<url>https?://\S+)")
+LOCAL_IP = re.compile(r"Local node IP: (?P<ip>[\d.]+)")
+OOM = re.compile(
+    r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|Free memory on device \S+ \([\d./ ]+GiB\) on startup is less than desired"
+    r"|No available memory for the cache blocks|Killed process \d+|out of memory)"
+)
+TP_EXCEEDS = re.compile(r"Tensor parallel size \((?P<tp>\d+)\) exceeds available GPUs \((?P<gpus>\d+)\)")
+METRICS = re.compile(
+    r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
+    r"Running: (?P<running>\d+) reqs, Waiting: (?P<waiting>\d+) reqs, GPU KV cache usage: (?P<kv>[\d.]+)%"
+)
+STATUS_NODE = re.compile(r"^\s*1 node_[0-9a-f]+")
+STATUS_RES = re.compile(r"^\s*(?P<used>[\d.]+)/(?P<total>[\d.]+) (?P<name>CPU|GPU)\b")
+ERROR_LINE = re.compile(r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:)")
+
+
+@dataclass
+class RayStatus:
+    active_nodes: int = 0
+    pending_nodes: int = 0
+    gpus_total: float = 0.0
+    gpus_used: float = 0.0
+    cpus_total: float = 0.0
+
+
+@dataclass
+class VllmSummary:
+    ray_started: bool = False
+    ray_node_ips: list[str] = field(default_factory=list)
+    shards_done: int | None = None
+    shards_total: int | None = None
+    shard_owner: str | None = None
+    startup_complete: bool = False
+    endpoint: str | None = None
+    oom: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    tp_exceeds: tuple[int, int] | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return self.startup_complete and self.endpoint is not None
+
+    @property
+    def shard_fraction(self) -> float | None:
+        if not self.shards_total:
+            return None
+        return self.shards_done / self.shards_total
+
+    def verdicts(self) -> list[tuple[str, str]]:
+        out = []
+        if self.oom:
+            out.append(("error", f"out of memory: {self.oom[-1][:160]}"))
+        if self.tp_exceeds:
+            out.append(("error", f"tensor parallel size {self.tp_exceeds[0]} exceeds the {self.tp_exceeds[1]} GPU(s) Ray sees: not every node joined"))
+        if self.ready:
+            out.append(("ok", f"ready at {self.endpoint}"))
+        elif self.shards_total:
+            out.append(("warn", f"loading shards {self.shards_done}/{self.shards_total}"))
+        if self.ray_started:
+            out.append(("ok", "Ray runtime started"))
+        return out
+
+
+class VllmParser:
+    def __init__(self) -> None:
+        self.summary = VllmSummary()
+
+    def feed(self, line: str) -> None:
+        # tqdm redraws with \r: each segment is its own progress update.
+        for part in line.split("\r"):
+            self._one(part)
+
+    def _one(self, line: str) -> None:
+        s = self.summary
+        if "shards" in line:
+            m = SHARDS.search(line)
+            if m:
+                s.shards_done, s.shards_total = int(m.group("done")), int(m.group("total"))
+                return
+        if s.shards_total and line.startswith("(") and "pid=" in line:
+            # tqdm output is unprefixed; its process prefix lands alone on the next line.
+            m = ONLY_PREFIX.match(strip_ansi(line))
+            if m:
+                s.shard_owner = m.group("proc")
+                return
+        if "Application startup complete" in line:
+            s.startup_complete = True
+        elif "Uvicorn running on" in line:
+            s.endpoint = UVICORN.search(line).group("url")
+        elif "Ray runtime started" in line:
+            s.ray_started = True
+        elif "Local node IP" in line:
+            ip = LOCAL_IP.search(line).group("ip")
+            if ip not in s.ray_node_ips:
+                s.ray_node_ips.append(ip)
+        elif "throughput" in line:
+            m = METRICS.search(line)
+            if m:
+                s.metrics = {k: float(v) for k, v in m.groupdict().items()}
+        elif "exceeds available GPUs" in line:
+            m = TP_EXCEEDS.search(line)
+            if m:
+                s.tp_exceeds = (int(m.group("tp")), int(m.group("gpus")))
+                s.errors.append(line.strip())
+        if "memory" in line or "Killed" in line:
+            if OOM.search(line):
+                s.oom.append(strip_ansi(line).strip())
+                return
+        if ERROR_LINE.search(line) and "NCCL" not in line:
+            s.errors.append(strip_ansi(line).strip())
+
+
+def parse_text(text: str) -> VllmSummary:
+    parser = VllmParser()
+    for line in text.splitlines():
+        parser.feed(line)
+    return parser.summary
+
+
+def parse_ray_status(text: str) -> RayStatus:
+    """`ray status` output: counts active nodes (not merely 'ray status answers') and GPUs."""
+    st = RayStatus()
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped in ("Active:", "Pending:", "Recent failures:", "Usage:", "Demands:"):
+            section = stripped
+            continue
+        if section == "Active:" and STATUS_NODE.match(line):
+            st.active_nodes += 1
+        elif section == "Pending:" and stripped and not stripped.startswith("("):
+            st.pending_nodes += 1
+        elif section == "Usage:":
+            m = STATUS_RES.match(line)
+            if m and m.group("name") == "GPU":
+                st.gpus_used, st.gpus_total = float(m.group("used")), float(m.group("total"))
+            elif m:
+                st.cpus_total = float(m.group("total"))
+    return st
