@@ -69,3 +69,36 @@ def cmd_diagnose(args) -> int:
 
         print("\n".join(inert(line) for line in diagnose.as_text(result).splitlines()))
     return 0
+
+
+def cmd_status(args) -> int:
+    import asyncio
+    import dataclasses
+    import time
+
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.status_text import render
+
+    config = load_config(args)
+
+    async def once(nodes):
+        snaps = await nodes.snapshot_all()
+        if args.json:
+            _print_json([dataclasses.asdict(s) for s in snaps])
+        else:
+            print(render(snaps, config))
+        return snaps
+
+    async def main():
+        async with Nodes(config) as nodes:
+            snaps = await once(nodes)
+            while args.watch:
+                await asyncio.sleep(config["refresh_interval"])
+                print("\x1b[2J\x1b[H" if sys.stdout.isatty() else "", end="")
+                snaps = await once(nodes)
+            return snaps
+
+    snaps = asyncio.run(main())
+    for w in config.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return 0 if all(s.reachable and not s.docker_error for s in snaps) else 1

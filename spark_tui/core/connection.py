@@ -1,0 +1,216 @@
+"""One persistent connection per node: commands, log streams and the Docker API all share it.
+
+SSH nodes use asyncssh with host keys verified against known_hosts (strict by default;
+`accept-new` adds unknown keys, never changed ones). The node spark-tui runs on uses a
+local transport with the same interface. Remote commands are always argument lists,
+quoted with shlex for the remote shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import tempfile
+import time
+from dataclasses import dataclass
+
+import asyncssh
+
+from spark_tui.settings.resolve import NodeConfig
+
+
+class NodeError(Exception):
+    """A node-level failure with a message fit for the operator (names the node)."""
+
+
+class HostKeyError(NodeError):
+    pass
+
+
+@dataclass
+class Result:
+    stdout: str
+    stderr: str
+    exit_status: int
+
+
+def quote(argv: list[str]) -> str:
+    return " ".join(shlex.quote(str(a)) for a in argv)
+
+
+class LocalTransport:
+    """This machine, without SSH."""
+
+    kind = "local"
+
+    def __init__(self, node: NodeConfig):
+        self.node = node
+        self.connected = True
+        self.rtt_ms: float | None = 0.0
+
+    async def connect(self) -> None:
+        return None
+
+    async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), timeout)
+        return Result(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode)
+
+    async def docker_url(self) -> str:
+        return f"unix://{self.node['docker_socket']}"
+
+    async def close(self) -> None:
+        return None
+
+
+class SshTransport:
+    kind = "ssh"
+
+    def __init__(self, node: NodeConfig):
+        self.node = node
+        self.conn: asyncssh.SSHClientConnection | None = None
+        self._lock = asyncio.Lock()
+        self._sessions = asyncio.Semaphore(node["max_sessions"])
+        self._docker_sock: str | None = None
+        self._listener = None
+        self.rtt_ms: float | None = None
+        self.last_error: str | None = None
+        self.failures = 0
+        self.next_retry: float = 0.0
+
+    @property
+    def connected(self) -> bool:
+        return self.conn is not None and not self.conn.is_closed()
+
+    @property
+    def host(self) -> str:
+        return self.node["host"]
+
+    async def connect(self) -> None:
+        async with self._lock:
+            if self.connected:
+                return
+            if time.monotonic() < self.next_retry:
+                raise NodeError(f"{self.node.name}: {self.last_error} (retry in {self.next_retry - time.monotonic():.0f} s)")
+            try:
+                self.conn = await self._open()
+                self.failures = 0
+                self.last_error = None
+            except NodeError as exc:
+                self._backoff(str(exc).split(": ", 1)[-1])
+                raise
+            except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+                reason = _reason(exc)
+                self._backoff(reason)
+                raise NodeError(f"{self.node.name}: cannot connect to {self.host}: {reason}") from None
+
+    def _backoff(self, reason: str) -> None:
+        self.failures += 1
+        self.last_error = reason
+        self.next_retry = time.monotonic() + min(30.0, 0.5 * 2 ** (self.failures - 1))
+
+    def _options(self, **extra) -> dict:
+        n = self.node
+        opts = dict(
+            known_hosts=os.path.expanduser(n["known_hosts"]),
+            connect_timeout=n["connect_timeout"],
+            keepalive_interval=n["keepalive_interval"] or None,
+            keepalive_count_max=3,
+        )
+        if n["user"]:
+            opts["username"] = n["user"]
+        if n["port"]:
+            opts["port"] = n["port"]
+        if n["identity_file"]:
+            opts["client_keys"] = [os.path.expanduser(n["identity_file"])]
+        opts.update(extra)
+        return opts
+
+    async def _open(self) -> asyncssh.SSHClientConnection:
+        try:
+            return await asyncssh.connect(self.host, **self._options())
+        except asyncssh.HostKeyNotVerifiable:
+            return await self._host_key_problem()
+
+    async def _host_key_problem(self) -> asyncssh.SSHClientConnection:
+        """Tell unknown from changed keys, name the fingerprint, and add unknown keys in accept-new mode."""
+        n = self.node
+        path = os.path.expanduser(n["known_hosts"])
+        port = n["port"] or 22
+        key = await asyncio.wait_for(asyncssh.get_server_host_key(self.host, port), n["connect_timeout"])
+        fingerprint = key.get_fingerprint("sha256") if key else "unknown"
+        entry = self.host if port == 22 else f"[{self.host}]:{port}"
+        known = _known_entries(path, entry)
+        if known:
+            raise HostKeyError(
+                f"{n.name}: host key for {entry} CHANGED (server offers {fingerprint}); refusing to connect. "
+                f"If the change is expected, remove the old entry: ssh-keygen -R {entry} -f {path}"
+            )
+        if n["host_key_policy"] != "accept-new":
+            raise HostKeyError(
+                f"{n.name}: host key for {entry} is not in {path} (server offers {fingerprint}); refusing to connect. "
+                f"To accept it: ssh-keyscan -p {port} {self.host} >> {path}, or set host_key_policy: accept-new"
+            )
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "a") as fh:
+            fh.write(f"{entry} {key.export_public_key('openssh').decode().strip()}\n")
+        return await asyncssh.connect(self.host, **self._options())
+
+    async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
+        await self.connect()
+        async with self._sessions:
+            try:
+                start = time.monotonic()
+                proc = await asyncio.wait_for(self.conn.run(quote(argv), input=stdin, check=False), timeout)
+                self.rtt_ms = (time.monotonic() - start) * 1000
+            except (OSError, asyncssh.Error) as exc:
+                await self._drop()
+                raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
+        return Result(proc.stdout or "", proc.stderr or "", proc.exit_status if proc.exit_status is not None else 255)
+
+    async def docker_url(self) -> str:
+        """A local UNIX socket forwarded over this SSH connection to the node's docker socket."""
+        await self.connect()
+        if self._listener is None or self._docker_sock is None or not os.path.exists(self._docker_sock):
+            tmp = tempfile.mkdtemp(prefix="spark-tui-docker-")
+            self._docker_sock = os.path.join(tmp, "docker.sock")
+            try:
+                self._listener = await self.conn.forward_local_path(self._docker_sock, self.node["docker_socket"])
+            except (OSError, asyncssh.Error) as exc:
+                raise NodeError(f"{self.node.name}: docker tunnel to {self.node['docker_socket']} failed: {_reason(exc)}") from None
+        return f"unix://{self._docker_sock}"
+
+    async def _drop(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        self.conn = None
+        self._listener = None
+
+    async def close(self) -> None:
+        await self._drop()
+
+
+def _known_entries(path: str, entry: str) -> list[str]:
+    try:
+        with open(path) as fh:
+            return [line for line in fh if line.split(" ", 1)[0].split(",").count(entry)]
+    except OSError:
+        return []
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.TimeoutError):
+        return "timed out"
+    if isinstance(exc, asyncssh.PermissionDenied):
+        return "authentication failed (permission denied)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def transport_for(node: NodeConfig):
+    return LocalTransport(node) if node.local else SshTransport(node)

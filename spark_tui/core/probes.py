@@ -1,0 +1,232 @@
+"""Live probes: one remote script per node per refresh, plus Docker SDK calls over the node's tunnel.
+
+The script prints sections separated by marker lines; each section goes to a pure parser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+from dataclasses import dataclass, field
+
+import docker
+
+from spark_tui.core.connection import NodeError
+from spark_tui.parsers import gpu, netif
+
+GPU_FIELDS = ["index", "name", "utilization.gpu", "temperature.gpu", "power.draw", "memory.used", "memory.total"]
+APP_FIELDS = ["pid", "process_name", "used_memory"]
+MARK = "@@spark-tui@@"
+
+# Runs under `sh -c`; every command tolerates its tool being absent.
+PROBE_SCRIPT = f"""
+m() {{ echo "{MARK} $1"; }}
+m hostname; hostname
+m uname; uname -m -r
+m ip; ip -j addr 2>/dev/null
+m ibdev; if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev; else
+  for p in /sys/class/infiniband/*/device/net/*; do [ -e "$p" ] || continue;
+    d=${{p#/sys/class/infiniband/}}; d=${{d%%/*}}; n=${{p##*/}};
+    s=$(cat /sys/class/infiniband/$d/ports/1/state 2>/dev/null); case "$s" in *ACTIVE*) s=Up;; *) s=Down;; esac;
+    echo "$d port 1 ==> $n ($s)"; done; fi
+m speed; for f in /sys/class/net/*/speed; do [ -r "$f" ] && echo "${{f#/sys/class/net/}} $(cat "$f" 2>/dev/null)"; done
+m smi; if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits;
+  m apps; nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits; else echo NO_NVIDIA_SMI; fi
+m meminfo; cat /proc/meminfo
+m ibdir; [ -d /dev/infiniband ] && echo yes || echo no
+"""
+
+
+@dataclass
+class GpuState:
+    present: bool
+    reason: str = ""  # why absent: "no nvidia-smi", "nvidia-smi found no GPU"
+    gpus: list[gpu.Gpu] = field(default_factory=list)
+    processes: list[gpu.GpuProcess] = field(default_factory=list)
+    unified: gpu.UnifiedMemory | None = None  # GB10: memory from /proc/meminfo
+
+    @property
+    def is_gb10(self) -> bool:
+        return any(g.is_gb10 for g in self.gpus)
+
+
+@dataclass
+class ContainerState:
+    name: str
+    image_ref: str
+    image_id: str
+    repo_digests: list[str]
+    layers: list[str]
+    state: str
+    health: str | None
+    started_at: str
+    restart_count: int
+    labels: dict[str, str]
+    env: list[str] | None = None
+    command: list[str] | None = None
+    mounts: list[str] | None = None
+
+
+@dataclass
+class HostInfo:
+    hostname: str = ""
+    arch: str = ""
+    kernel: str = ""
+    docker_version: str | None = None
+    storage_driver: str | None = None
+    snapshotter: str | None = None
+    infiniband_dir: bool = False
+
+
+@dataclass
+class NodeSnapshot:
+    node: str
+    reachable: bool
+    error: str | None = None
+    docker_error: str | None = None
+    rtt_ms: float | None = None
+    taken_at: float = 0.0
+    host: HostInfo = field(default_factory=HostInfo)
+    interfaces: dict[str, netif.Interface] = field(default_factory=dict)
+    roce: list[netif.RoceMapping] = field(default_factory=list)
+    gpu: GpuState | None = None
+    containers: list[ContainerState] = field(default_factory=list)
+
+    @property
+    def data_interface(self) -> netif.Interface | None:
+        return next((i for i in self.interfaces.values() if i.is_data), None)
+
+
+def split_sections(text: str) -> dict[str, str]:
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith(MARK):
+            current = line[len(MARK) + 1:].strip()
+            out[current] = []
+        elif current is not None:
+            out[current].append(line)
+    return {k: "\n".join(v) for k, v in out.items()}
+
+
+def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[HostInfo, dict, list, GpuState]:
+    sec = split_sections(text)
+    uname = sec.get("uname", "").split()
+    host = HostInfo(sec.get("hostname", "").strip(), uname[1] if len(uname) > 1 else "", uname[0] if uname else "")
+    host.infiniband_dir = sec.get("ibdir", "").strip() == "yes"
+    interfaces = netif.parse_ip_json(sec.get("ip", "").strip() or "[]")
+    for line in sec.get("speed", "").splitlines():
+        name, _, speed = line.partition("/speed ")
+        if name in interfaces and speed.strip().lstrip("-").isdigit() and int(speed) > 0:
+            interfaces[name].speed_mbps = int(speed)
+    roce = netif.parse_ibdev2netdev(sec.get("ibdev", ""))
+    netif.attach_roce(interfaces, roce)
+    mark_data_interface(interfaces, data_ip, netdev)
+    return host, interfaces, roce, parse_gpu_sections(sec)
+
+
+def mark_data_interface(interfaces: dict[str, netif.Interface], data_ip: str | None, netdev: str | None) -> None:
+    """The configured netdev, else the interface holding data_ip."""
+    for iface in interfaces.values():
+        if netdev:
+            iface.is_data = iface.name == netdev
+        elif data_ip:
+            iface.is_data = any(_ip_of(c) == data_ip for c in iface.ipv4)
+
+
+def _ip_of(cidr: str) -> str:
+    return str(ipaddress.ip_interface(cidr).ip)
+
+
+def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
+    smi = sec.get("smi", "")
+    if "NO_NVIDIA_SMI" in smi:
+        return GpuState(False, "no nvidia-smi on this node")
+    rows = gpu.parse_csv(smi, GPU_FIELDS)
+    if not rows:
+        return GpuState(False, "nvidia-smi found no GPU")
+    gpus = []
+    for r in rows:
+        g = gpu.Gpu(int(r["index"] or 0), str(r["name"]), r["temperature.gpu"], r["power.draw"], None, r["utilization.gpu"], r["memory.used"], r["memory.total"])
+        g.memory_supported = r["memory.used"] is not None
+        gpus.append(g)
+    procs = [
+        gpu.GpuProcess(int(a["pid"] or 0), str(a["process_name"]), int(a["used_memory"]) if a["used_memory"] is not None else None)
+        for a in gpu.parse_csv(sec.get("apps", ""), APP_FIELDS)
+    ]
+    state = GpuState(True, gpus=gpus, processes=procs)
+    if any(not g.memory_supported for g in gpus):
+        state.unified = gpu.parse_meminfo(sec.get("meminfo", ""))
+    return state
+
+
+async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") -> NodeSnapshot:
+    """One refresh of one node: the probe script, then Docker over the tunnel. Never raises."""
+    snap = NodeSnapshot(node_cfg.name, False, taken_at=time.time())
+    try:
+        result = await transport.run(["sh", "-c", PROBE_SCRIPT], timeout=node_cfg["connect_timeout"] + 20)
+    except NodeError as exc:
+        snap.error = str(exc).split(": ", 1)[-1]
+        return snap
+    except asyncio.TimeoutError:
+        snap.error = "probe timed out"
+        return snap
+    snap.reachable = True
+    snap.rtt_ms = transport.rtt_ms
+    snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(result.stdout, node_cfg["data_ip"], node_cfg["netdev"])
+    try:
+        url = await transport.docker_url()
+        info, containers = await asyncio.to_thread(_docker_state, url, own_label)
+        snap.host.docker_version = info.get("ServerVersion")
+        snap.host.storage_driver = info.get("Driver")
+        snap.host.snapshotter = next((v for k, v in info.get("DriverStatus") or [] if k == "driver-type"), None)
+        snap.containers = containers
+    except NodeError as exc:
+        snap.docker_error = str(exc).split(": ", 1)[-1]
+    except docker.errors.DockerException as exc:
+        snap.docker_error = f"docker engine at {node_cfg['docker_socket']} unreachable: {_short(exc)}"
+    return snap
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    for hint in ("Connection refused", "No such file or directory", "Connection aborted", "Permission denied"):
+        if hint in text:
+            return hint
+    return text[:160]
+
+
+def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]:
+    client = docker.DockerClient(base_url=url, timeout=15)
+    try:
+        info = client.info()
+        out = []
+        for c in client.containers.list(all=True):
+            attrs = c.attrs
+            image_ref = attrs["Config"].get("Image", "")
+            try:
+                img = client.images.get(attrs["Image"]).attrs
+            except docker.errors.ImageNotFound:
+                img = {}
+            own = own_label in (attrs["Config"].get("Labels") or {})
+            state = attrs["State"]
+            out.append(ContainerState(
+                name=attrs["Name"].lstrip("/"),
+                image_ref=image_ref,
+                image_id=attrs["Image"],
+                repo_digests=img.get("RepoDigests") or [],
+                layers=(img.get("RootFS") or {}).get("Layers") or [],
+                state=state.get("Status", ""),
+                health=(state.get("Health") or {}).get("Status"),
+                started_at=state.get("StartedAt", ""),
+                restart_count=attrs.get("RestartCount", 0),
+                labels=attrs["Config"].get("Labels") or {},
+                env=(attrs["Config"].get("Env") or []) if own else None,
+                command=(attrs["Config"].get("Entrypoint") or []) + (attrs["Config"].get("Cmd") or []) if own else None,
+                mounts=[f"{m.get('Source')}:{m.get('Destination')}" for m in attrs.get("Mounts", [])] if own else None,
+            ))
+        return info, out
+    finally:
+        client.close()

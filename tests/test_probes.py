@@ -1,0 +1,166 @@
+"""Connections and live probes against the namespace test cluster (real sshd, real dockerd)."""
+
+import asyncio
+import shutil
+
+import pytest
+
+from spark_tui.core.connection import HostKeyError, NodeError, SshTransport
+from spark_tui.core.nodes import Nodes
+from spark_tui.settings.resolve import Inputs, resolve
+from tests.cluster import cluster as tc
+
+pytestmark = pytest.mark.cluster
+
+
+def config_for(cluster, count=2, **flags):
+    return resolve(Inputs(cluster_file=cluster.cluster_yaml, user_config="", flags={k: (v, f"--{k}") for k, v in flags.items()}, environ={}))
+
+
+def two_node_config(cluster, tmp_path=None, **flags):
+    """The generated cluster file, cut to the first two nodes."""
+    text = open(cluster.cluster_yaml).read()
+    head, _, _ = text.partition("nodes:\n")
+    body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:2])
+    path = (tmp_path or cluster.root) / "two.yaml"
+    path.write_text(head + "nodes:\n" + body)
+    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+
+
+async def snap(config):
+    async with Nodes(config) as nodes:
+        return await nodes.snapshot_all()
+
+
+def test_snapshot_of_two_nodes(cluster, tmp_path):
+    cluster.docker(cluster.nodes[1], "run", "-d", "--name", "probe_me", "--label", "spark-tui.cluster=t", tc.IMAGE, "sleep", "300")
+    snaps = asyncio.run(snap(two_node_config(cluster, tmp_path)))
+    for s, node in zip(snaps, cluster.nodes[:2]):
+        assert s.reachable and s.error is None and s.docker_error is None
+        assert s.host.hostname == node.name and s.host.storage_driver == "overlay2"
+        data = s.data_interface
+        assert data.name == "enp1s0f1np1" and data.ipv4 == [f"{node.ip}/24"] and data.mtu == 9000 and data.state == "UP"
+        assert data.roce_device == "rocep1s0f1" and data.roce_state == "Up"
+        assert s.gpu.present and s.gpu.is_gb10 and s.gpu.unified is not None and s.gpu.unified.total_mib > 0
+        assert [(p.pid, p.name, p.used_mib) for p in s.gpu.processes] == [(114687, "/usr/local/bin/python", 19135)]
+    assert snaps[0].containers == []
+    c = snaps[1].containers[0]
+    assert (c.name, c.image_ref, c.state) == ("probe_me", tc.IMAGE, "running")
+    assert c.layers and c.env is not None and c.command == ["sleep", "300"]
+
+
+def test_reconnect_after_sshd_restart(cluster, tmp_path):
+    config = two_node_config(cluster, tmp_path)
+    node = cluster.nodes[1]
+
+    async def scenario():
+        async with Nodes(config) as nodes:
+            first = await nodes.snapshot_all()
+            t = nodes.transports[node.name]
+            conn_before = t.conn
+            cluster.stop_sshd(node)
+            # sshd -D's per-connection children keep the old session alive; kill them to drop it
+            await asyncio.to_thread(_kill_node_sshd_children, node)
+            await asyncio.sleep(0.3)
+            during = await nodes.snapshot_all()
+            cluster.start_sshd(node)
+            t.next_retry = 0  # skip the backoff wait in the test
+            after = await nodes.snapshot_all()
+            return first, during, after, conn_before, t.conn
+
+    first, during, after, before_conn, after_conn = asyncio.run(scenario())
+    assert first[1].reachable
+    assert not during[1].reachable and during[1].error and during[0].reachable
+    assert after[1].reachable and after_conn is not before_conn
+
+
+def _kill_node_sshd_children(node):
+    import os
+    import signal
+
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                comm = open(f"/proc/{pid}/comm").read().strip()
+                netns = os.readlink(f"/proc/{pid}/ns/net")
+                node_ns = os.readlink(f"/proc/{node.holder_pid}/ns/net")
+            except OSError:
+                continue
+            if comm == "sshd" and netns == node_ns:
+                os.kill(int(pid), signal.SIGKILL)
+
+
+def test_changed_host_key_is_refused(cluster, tmp_path):
+    wrong = tmp_path / "known_hosts"
+    lines = open(cluster.known_hosts).read().splitlines()
+    other_key = lines[0].split(" ", 1)[1]  # node 1's key, claimed for node 2
+    wrong.write_text(lines[0] + "\n" + f"{cluster.nodes[1].ip} {other_key}\n")
+    config = two_node_config(cluster, tmp_path, known_hosts=str(wrong))
+    t = SshTransport(config.node(cluster.nodes[1].name))
+    with pytest.raises(HostKeyError) as exc:
+        asyncio.run(t.run(["true"]))
+    msg = str(exc.value)
+    assert "CHANGED" in msg and cluster.nodes[1].ip in msg and "SHA256:" in msg and "ssh-keygen -R" in msg
+    # accept-new never accepts a changed key
+    config = two_node_config(cluster, tmp_path, known_hosts=str(wrong), host_key_policy="accept-new")
+    with pytest.raises(HostKeyError, match="CHANGED"):
+        asyncio.run(SshTransport(config.node(cluster.nodes[1].name)).run(["true"]))
+
+
+def test_unknown_host_key_refused_then_accept_new_adds_it(cluster, tmp_path):
+    empty = tmp_path / "kh"
+    empty.write_text("")
+    node = cluster.nodes[0]
+    config = two_node_config(cluster, tmp_path, known_hosts=str(empty))
+    with pytest.raises(HostKeyError) as exc:
+        asyncio.run(SshTransport(config.node(node.name)).run(["true"]))
+    assert "not in" in str(exc.value) and "ssh-keyscan" in str(exc.value)
+    config = two_node_config(cluster, tmp_path, known_hosts=str(empty), host_key_policy="accept-new")
+
+    async def go():
+        t = SshTransport(config.node(node.name))
+        try:
+            return await t.run(["echo", "ok"])
+        finally:
+            await t.close()
+
+    assert asyncio.run(go()).stdout.strip() == "ok"
+    assert node.ip in empty.read_text()
+    # now strict mode accepts it: the key was recorded
+    config = two_node_config(cluster, tmp_path, known_hosts=str(empty))
+    assert asyncio.run(go()).exit_status == 0
+
+
+def test_dockerd_down_on_one_node_is_reported_while_others_work(cluster, tmp_path):
+    node = cluster.nodes[1]
+    cluster.stop_dockerd(node)
+    snaps = asyncio.run(snap(two_node_config(cluster, tmp_path)))
+    assert snaps[0].docker_error is None and snaps[0].host.docker_version
+    assert snaps[1].reachable and snaps[1].docker_error and "docker" in snaps[1].docker_error
+    assert snaps[1].interfaces  # the rest of the probe still arrived
+
+
+def test_arguments_are_quoted_for_the_remote_shell(cluster, tmp_path):
+    config = two_node_config(cluster, tmp_path)
+    canary = "/tmp/spark-tui-canary"
+    hostile = f"$(touch {canary}); `touch {canary}`; ' \" \n touch {canary}"
+
+    async def go():
+        async with Nodes(config) as nodes:
+            return await nodes.transports[cluster.nodes[0].name].run(["echo", hostile])
+
+    out = asyncio.run(go())
+    assert out.stdout.rstrip("\n") == hostile
+    check = cluster.docker  # the canary must not exist on the node
+    assert tc.run(cluster.nodes[0].nsenter("test", "-e", canary), check=False).returncode != 0
+
+
+def test_status_command(cluster, tmp_path, run_cli):
+    two_node_config(cluster, tmp_path)
+    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"))
+    assert code == 0
+    assert "spark-1 (head, 10.231.0.11): up" in out and "*enp1s0f1np1" in out and "unified memory" in out
+    cluster.stop_sshd(cluster.nodes[1])
+    _kill_node_sshd_children(cluster.nodes[1])
+    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"), "--connect-timeout", "2")
+    assert code == 1 and "spark-2 (worker, 10.231.0.12): UNREACHABLE" in out and "spark-1 (head, 10.231.0.11): up" in out
