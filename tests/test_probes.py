@@ -10,7 +10,6 @@ from spark_tui.core.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 
-pytestmark = pytest.mark.cluster
 
 
 def config_for(cluster, count=2, **flags):
@@ -32,6 +31,7 @@ async def snap(config):
         return await nodes.snapshot_all()
 
 
+@pytest.mark.cluster
 def test_snapshot_of_two_nodes(cluster, tmp_path):
     cluster.docker(cluster.nodes[1], "run", "-d", "--name", "probe_me", "--label", "spark-tui.cluster=t", tc.IMAGE, "sleep", "300")
     snaps = asyncio.run(snap(two_node_config(cluster, tmp_path)))
@@ -49,6 +49,7 @@ def test_snapshot_of_two_nodes(cluster, tmp_path):
     assert c.layers and c.env is not None and c.command == ["sleep", "300"]
 
 
+@pytest.mark.cluster
 def test_reconnect_after_sshd_restart(cluster, tmp_path):
     config = two_node_config(cluster, tmp_path)
     node = cluster.nodes[1]
@@ -90,6 +91,7 @@ def _kill_node_sshd_children(node):
                 os.kill(int(pid), signal.SIGKILL)
 
 
+@pytest.mark.cluster
 def test_changed_host_key_is_refused(cluster, tmp_path):
     wrong = tmp_path / "known_hosts"
     lines = open(cluster.known_hosts).read().splitlines()
@@ -107,6 +109,7 @@ def test_changed_host_key_is_refused(cluster, tmp_path):
         asyncio.run(SshTransport(config.node(cluster.nodes[1].name)).run(["true"]))
 
 
+@pytest.mark.cluster
 def test_unknown_host_key_refused_then_accept_new_adds_it(cluster, tmp_path):
     empty = tmp_path / "kh"
     empty.write_text("")
@@ -131,6 +134,7 @@ def test_unknown_host_key_refused_then_accept_new_adds_it(cluster, tmp_path):
     assert asyncio.run(go()).exit_status == 0
 
 
+@pytest.mark.cluster
 def test_dockerd_down_on_one_node_is_reported_while_others_work(cluster, tmp_path):
     node = cluster.nodes[1]
     cluster.stop_dockerd(node)
@@ -140,6 +144,7 @@ def test_dockerd_down_on_one_node_is_reported_while_others_work(cluster, tmp_pat
     assert snaps[1].interfaces  # the rest of the probe still arrived
 
 
+@pytest.mark.cluster
 def test_arguments_are_quoted_for_the_remote_shell(cluster, tmp_path):
     config = two_node_config(cluster, tmp_path)
     canary = "/tmp/spark-tui-canary"
@@ -155,6 +160,7 @@ def test_arguments_are_quoted_for_the_remote_shell(cluster, tmp_path):
     assert tc.run(cluster.nodes[0].nsenter("test", "-e", canary), check=False).returncode != 0
 
 
+@pytest.mark.cluster
 def test_status_command(cluster, tmp_path, run_cli):
     two_node_config(cluster, tmp_path)
     code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"))
@@ -164,3 +170,13 @@ def test_status_command(cluster, tmp_path, run_cli):
     _kill_node_sshd_children(cluster.nodes[1])
     code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"), "--connect-timeout", "2")
     assert code == 1 and "spark-2 (worker, 10.231.0.12): UNREACHABLE" in out and "spark-1 (head, 10.231.0.11): up" in out
+
+
+def test_local_node_without_ssh(run_cli):
+    """No cluster file: this machine, probed without SSH; here no docker socket exists on the host."""
+    import json as _json
+
+    code, out, _ = run_cli("status", "--json", "--docker-socket", "/nonexistent/docker.sock")
+    snap = _json.loads(out)[0]
+    assert snap["reachable"] and snap["host"]["hostname"] and snap["interfaces"]
+    assert snap["docker_error"] and code == 1

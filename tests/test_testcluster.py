@@ -184,3 +184,52 @@ def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
         assert not [n for n in names if n in ("sshd", "dockerd", "containerd", "sleep", "containerd-shim", "containerd-shim-runc-v2")], names
     finally:
         test_cluster.rebuild()
+
+
+def _wait_log(cluster, node, name, needle, timeout=20):
+    deadline = time.monotonic() + timeout
+    while True:
+        logs = cluster.docker(node, "logs", name).stdout
+        if needle in logs:
+            return logs
+        assert time.monotonic() < deadline, logs
+        time.sleep(0.2)
+
+
+def test_vllm_stand_in_serves_health_and_models(cluster):
+    import urllib.request
+
+    node = cluster.nodes[0]
+    cluster.docker(node, "run", "-d", "--name", "vllm1", "--network", "host", "-e", f"NCCL_SOCKET_IFNAME={tc.NETDEV}", "-e", f"VLLM_HOST_IP={node.ip}",
+                   tc.IMAGE, "vllm", "serve", "org/model-x", "--port", "8011", "--served-model-name", "mx")
+    logs = _wait_log(cluster, node, "vllm1", "Uvicorn running on http://0.0.0.0:8011")
+    assert "Loading safetensors checkpoint shards: 100% Completed | 4/4" in logs
+    assert urllib.request.urlopen(f"http://{node.ip}:8011/health", timeout=5).status == 200
+    models = json.loads(urllib.request.urlopen(f"http://{node.ip}:8011/v1/models", timeout=5).read())
+    assert [m["id"] for m in models["data"]] == ["mx"]
+
+
+def test_vllm_native_rendezvous_across_nodes_and_hang_when_unreachable(cluster):
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    env = lambda n: ["-e", f"NCCL_SOCKET_IFNAME={tc.NETDEV}", "-e", f"VLLM_HOST_IP={n.ip}", "-e", "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1"]
+    common = ["vllm", "serve", "m", "--tensor-parallel-size", "2", "--nnodes", "2", "--master-addr", head.ip, "--master-port", "29511"]
+    cluster.docker(worker, "run", "-d", "--name", "w1", "--network", "host", *env(worker), tc.IMAGE, *common, "--node-rank", "1", "--headless")
+    time.sleep(1.5)
+    assert "Init COMPLETE" not in cluster.docker(worker, "logs", "w1").stdout  # nobody to rendezvous with yet
+    cluster.docker(head, "run", "-d", "--name", "h1", "--network", "host", *env(head), tc.IMAGE, *common, "--node-rank", "0", "--port", "8012")
+    _wait_log(cluster, head, "h1", "Uvicorn running")
+    wlogs = _wait_log(cluster, worker, "w1", "Init COMPLETE")
+    assert f"Bootstrap: Using {tc.NETDEV}:{worker.ip}<0>" in wlogs and "NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE" in wlogs
+    # a worker whose head is unreachable never completes init
+    cluster.docker(worker, "run", "-d", "--name", "w2", "--network", "host", *env(worker), tc.IMAGE,
+                   "vllm", "serve", "m", "--nnodes", "2", "--node-rank", "1", "--master-addr", head.ip, "--master-port", "29599", "--headless")
+    time.sleep(2)
+    logs = cluster.docker(worker, "logs", "w2").stdout
+    assert "Init START" in logs and "Init COMPLETE" not in logs
+
+
+@pytest.mark.parametrize("mode,needle", [("oom", "torch.OutOfMemoryError: CUDA out of memory"), ("crash", "Engine core initialization failed")])
+def test_vllm_failure_modes(cluster, mode, needle):
+    node = cluster.nodes[0]
+    proc = cluster.docker(node, "run", "--rm", "--network", "host", "-e", f"SPARK_TEST_FAIL={mode}", tc.IMAGE, "vllm", "serve", "m", "--port", "8013", check=False)
+    assert proc.returncode == 1 and needle in proc.stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shlex
 import tempfile
 import time
@@ -60,6 +61,9 @@ class LocalTransport:
         out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), timeout)
         return Result(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode)
 
+    async def run_script(self, script: str, timeout: float | None = 30) -> str:
+        return (await self.run(["sh", "-c", script], timeout=timeout)).stdout
+
     async def docker_url(self) -> str:
         return f"unix://{self.node['docker_socket']}"
 
@@ -76,6 +80,8 @@ class SshTransport:
         self._lock = asyncio.Lock()
         self._sessions = asyncio.Semaphore(node["max_sessions"])
         self._docker_sock: str | None = None
+        self._shell = None  # long-lived `sh` for probe scripts: no login shell per refresh
+        self._shell_lock = asyncio.Lock()
         self._listener = None
         self.rtt_ms: float | None = None
         self.last_error: str | None = None
@@ -172,6 +178,35 @@ class SshTransport:
                 raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
         return Result(proc.stdout or "", proc.stderr or "", proc.exit_status if proc.exit_status is not None else 255)
 
+    async def run_script(self, script: str, timeout: float | None = 30) -> str:
+        """Run a shell script in the node's long-lived `sh` session and return its stdout.
+
+        An exec channel starts the user's login shell each time (~100 ms of rc files);
+        one persistent session pays that once. The script is trusted text of ours, never
+        built from settings; the end marker is random so output cannot fake it.
+        """
+        async with self._shell_lock:
+            for attempt in (1, 2):
+                await self.connect()
+                start = time.monotonic()
+                try:
+                    if self._shell is None or self._shell.stdout.at_eof():
+                        self._shell = await self.conn.create_process("sh")
+                    marker = f"__spark_tui_end_{secrets.token_hex(8)}__"
+                    self._shell.stdin.write(f"{{\n{script}\n}} </dev/null 2>/dev/null\necho; echo {marker}\n")
+                    out = await asyncio.wait_for(self._shell.stdout.readuntil(marker + "\n"), timeout)
+                    break
+                except (OSError, asyncssh.Error, asyncio.IncompleteReadError) as exc:
+                    # A session that died with its connection: reconnect once, then report.
+                    await self._drop()
+                    if attempt == 2:
+                        raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
+                except asyncio.TimeoutError:
+                    self._shell = None  # its output is out of step now; start a fresh one next time
+                    raise
+            self.rtt_ms = (time.monotonic() - start) * 1000
+        return out[: -len(marker) - 1]
+
     async def docker_url(self) -> str:
         """A local UNIX socket forwarded over this SSH connection to the node's docker socket."""
         await self.connect()
@@ -189,6 +224,7 @@ class SshTransport:
             self.conn.close()
         self.conn = None
         self._listener = None
+        self._shell = None
 
     async def close(self) -> None:
         await self._drop()

@@ -166,7 +166,7 @@ async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") ->
     """One refresh of one node: the probe script, then Docker over the tunnel. Never raises."""
     snap = NodeSnapshot(node_cfg.name, False, taken_at=time.time())
     try:
-        result = await transport.run(["sh", "-c", PROBE_SCRIPT], timeout=node_cfg["connect_timeout"] + 20)
+        output = await transport.run_script(PROBE_SCRIPT, timeout=node_cfg["connect_timeout"] + 20)
     except NodeError as exc:
         snap.error = str(exc).split(": ", 1)[-1]
         return snap
@@ -175,7 +175,7 @@ async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") ->
         return snap
     snap.reachable = True
     snap.rtt_ms = transport.rtt_ms
-    snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(result.stdout, node_cfg["data_ip"], node_cfg["netdev"])
+    snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(output, node_cfg["data_ip"], node_cfg["netdev"])
     try:
         url = await transport.docker_url()
         info, containers = await asyncio.to_thread(_docker_state, url, own_label)

@@ -1,0 +1,154 @@
+"""Benchmarks: `python -m bench.run [--quick] [--nodes 1,2,4] [--out bench/results]`.
+
+Each benchmark prints a table and writes JSON. Compared figures are measured in the
+same run and reported as ratios. Brings up its own namespace test cluster (root).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from spark_tui.parsers import nccl, vllm  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+
+# What a shell launcher runs per node, one `ssh` process each (the same probes as PROBE_SCRIPT).
+SSH_COMMANDS = [
+    "hostname", "uname -m -r", "ip -j addr", "ibdev2netdev",
+    "nvidia-smi --query-gpu=index,name,utilization.gpu,temperature.gpu,power.draw,memory.used,memory.total --format=csv,noheader,nounits",
+    "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits",
+    "cat /proc/meminfo", "docker info --format '{{.ServerVersion}} {{.Driver}}'", "docker ps -a --format '{{json .}}'",
+]
+
+
+def corpus_lines(kind: str) -> list[str]:
+    folder = "nccl" if kind == "nccl" else "docker"
+    lines = []
+    for path in sorted((DATA / folder).glob("*.txt")):
+        lines += path.read_text().splitlines()
+    return lines
+
+
+def bench_parsers(target_lines: int) -> dict:
+    out = {}
+    for kind, make in (("nccl", nccl.NcclParser), ("vllm", vllm.VllmParser)):
+        base = corpus_lines(kind)
+        lines = (base * (target_lines // len(base) + 1))[:target_lines]
+        parser = make()
+        feed = parser.feed
+        start = time.perf_counter()
+        for line in lines:
+            feed(line)
+        elapsed = time.perf_counter() - start
+        out[kind] = {"lines": len(lines), "seconds": round(elapsed, 4), "lines_per_s": round(len(lines) / elapsed)}
+    return out
+
+
+def _config_for(cluster, count: int):
+    from spark_tui.settings.resolve import Inputs, resolve
+
+    text = Path(cluster.cluster_yaml).read_text().partition("nodes:\n")[0]
+    body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:count])
+    path = cluster.root / f"bench-{count}.yaml"
+    path.write_text(text + "nodes:\n" + body)
+    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}))
+
+
+def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
+    from spark_tui.core.nodes import Nodes
+
+    results = {}
+    for count in counts:
+        config = _config_for(cluster, count)
+
+        async def persistent():
+            async with Nodes(config) as nodes:
+                await nodes.snapshot_all()  # connect and open tunnels once
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    snaps = await nodes.snapshot_all()
+                    times.append(time.perf_counter() - start)
+                    assert all(s.reachable and not s.docker_error for s in snaps), snaps
+                return times
+
+        persist = asyncio.run(persistent())
+        ssh_times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for node in cluster.nodes[:count]:
+                for cmd in SSH_COMMANDS:
+                    subprocess.run(cluster.ssh_argv(node, cmd), capture_output=True, check=True)
+            ssh_times.append(time.perf_counter() - start)
+        results[count] = {"persistent_ms": round(statistics.median(persist) * 1000, 1), "ssh_per_command_ms": round(statistics.median(ssh_times) * 1000, 1)}
+    one = results[counts[0]]["persistent_ms"]
+    for count, r in results.items():
+        r["vs_1_node"] = round(r["persistent_ms"] / one, 2)
+        r["ssh_over_persistent"] = round(r["ssh_per_command_ms"] / r["persistent_ms"], 1)
+    return results
+
+
+def bench_startup(repeats: int) -> dict:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "spark_tui", "--help"], capture_output=True, check=True, cwd=ROOT)
+        times.append(time.perf_counter() - start)
+    return {"help_s": round(statistics.median(times), 3)}
+
+
+def table(title: str, rows: list[list]) -> str:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    lines = [title] + ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines)
+
+
+def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_dir: Path | None = None) -> dict:
+    counts = counts or ([1] if quick else [1, 2, 4])
+    results: dict = {"parsers": bench_parsers(5_000 if quick else 400_000), "startup": bench_startup(1 if quick else 5)}
+    own = None
+    if cluster is None:
+        from tests.cluster import cluster as tc
+
+        start = time.perf_counter()
+        own = cluster = tc.up(max(counts))
+        results["cluster_up_s"] = round(time.perf_counter() - start, 2)
+    try:
+        results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 5)
+    finally:
+        if own is not None:
+            from tests.cluster import cluster as tc
+
+            tc.down()
+    print(table("parsers (one core)", [["parser", "lines", "lines/s"]] + [[k, v["lines"], v["lines_per_s"]] for k, v in results["parsers"].items()]))
+    print(table("refresh: one full snapshot", [["nodes", "persistent ms", "ssh-per-command ms", "vs 1 node", "ssh / persistent"]]
+                + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"]] for n, r in results["refresh"].items()]))
+    print(table("startup", [["what", "seconds"], ["spark-tui --help", results["startup"]["help_s"]]]))
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "results.json").write_text(json.dumps(results, indent=2))
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.run")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (what the test suite runs)")
+    ap.add_argument("--nodes", default="1,2,4")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    args = ap.parse_args()
+    run(quick=args.quick, counts=[int(n) for n in args.nodes.split(",")], out_dir=Path(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
