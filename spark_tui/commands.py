@@ -102,3 +102,101 @@ def cmd_status(args) -> int:
     for w in config.warnings:
         print(f"warning: {w}", file=sys.stderr)
     return 0 if all(s.reachable and not s.docker_error for s in snaps) else 1
+
+
+def cmd_plan(args) -> int:
+    import dataclasses
+
+    from spark_tui.core import plan
+
+    config = load_config(args)
+    specs = plan.build(config)
+    if args.json:
+        data = []
+        for spec in specs:
+            d = dataclasses.asdict(spec)
+            d["env"] = [{"name": e.name, "value": e.shown(), "source": e.source} for e in spec.env]
+            d["docker_run"] = spec.docker_run()
+            data.append(d)
+        _print_json({"warnings": config.warnings, "containers": data})
+    else:
+        print(plan.as_text(specs, config))
+    return 0
+
+
+def _event_printer(as_json: bool):
+    import dataclasses
+
+    from spark_tui.core import events as ev
+
+    def emit(event) -> None:
+        if as_json:
+            print(json.dumps({"event": type(event).__name__, **dataclasses.asdict(event)}), flush=True)
+            return
+        if isinstance(event, ev.Stage):
+            frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
+            print(f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {event.detail}", flush=True)
+        elif isinstance(event, ev.Ready):
+            print(f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}", flush=True)
+        elif isinstance(event, ev.Failed):
+            print(f"FAILED: {event.cause}", flush=True)
+            for line in event.log_lines:
+                print(f"    | {line}")
+        elif isinstance(event, ev.Removed):
+            print(f"removed {event.container} ({event.image}) on {event.node}", flush=True)
+        elif isinstance(event, ev.StillHolding):
+            print(f"STILL HOLDING {event.container} on {event.node}: {event.reason}", flush=True)
+        elif isinstance(event, ev.DriftItem):
+            print(f"DRIFT {event.node} {event.what}: requested {event.requested}, actual {event.actual}", flush=True)
+
+    return emit
+
+
+def cmd_up(args) -> int:
+    import asyncio
+
+    from spark_tui.core.launch import Launch, drift
+    from spark_tui.core.nodes import Nodes
+
+    config = load_config(args)
+    emit = _event_printer(args.json)
+    for w in config.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+
+    async def main() -> int:
+        async with Nodes(config) as nodes:
+            snaps = await nodes.snapshot_all()
+            has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
+            ok = await Launch(config, nodes, emit, has_gpu).run()
+            if not ok:
+                return 1
+            items = await drift(config, nodes)
+            for item in items:
+                emit(item)
+            return 1 if items else 0
+
+    return asyncio.run(main())
+
+
+def cmd_down(args) -> int:
+    import asyncio
+
+    from spark_tui.core.launch import teardown
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.errors import ConfigError
+
+    config = load_config(args)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ConfigError("--yes", "no terminal to ask for confirmation; pass --yes to tear down")
+        names = ", ".join(n.name for n in config.nodes)
+        answer = input(f"Remove container {config['container_name']} of cluster {config['name']} on {names}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing done")
+            return 1
+
+    async def main() -> bool:
+        async with Nodes(config) as nodes:
+            return await teardown(config, nodes, _event_printer(args.json))
+
+    return 0 if asyncio.run(main()) else 1

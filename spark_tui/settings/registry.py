@@ -90,6 +90,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("privileged", k.Bool(), True, "Run privileged; false uses IPC_LOCK, /dev/infiniband and limits instead.", per_node=True),
     _s("shm_size", k.Size(), "64g", "Shared memory size (--shm-size).", per_node=True),
     _s("memory_limit", k.Size(), "110g", "Memory limit in non-privileged mode (--memory).", per_node=True),
+    _s("ulimit_nofile", k.Int(1024, 1 << 30), 1048576, "Open-files limit in the container (--ulimit nofile=N:N).", per_node=True),
     _s("gpus", k.Choice(("auto", "all", "none")), "auto", "GPUs given to the container: auto = all when the node has one.", per_node=True),
     _s("env", k.EnvMap(), {}, "Extra container environment, cluster-wide; a node's env is merged over it.", per_node=True, short_flag="-e"),
     _s("volumes", k.StrList(), ["~/.cache/huggingface:/root/.cache/huggingface"], "Volumes HOST:CONTAINER[:ro] (the Hugging Face cache first).", per_node=True),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -193,6 +194,9 @@ def up(count: int, root: Path = ROOT) -> Cluster:
         raise ClusterError(reason)
     down()
     root.mkdir(parents=True)
+    if not os.path.exists("/dev/infiniband"):
+        os.mkdir("/dev/infiniband")  # an empty mount point on the host; each node mounts its own
+        (root / "created-dev-infiniband").touch()
     run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / "client_key")])
     run(["ip", "link", "add", BRIDGE, "type", "bridge"])
     run(["ip", "addr", "add", f"{SUBNET}.1/24", "dev", BRIDGE])
@@ -245,7 +249,10 @@ def _make_node(index: int, root: Path) -> Node:
         "UsePAM no\nStrictModes no\nMaxSessions 10\nMaxStartups 50:30:100\nAcceptEnv LANG\n"
     )
     # The holder keeps the node's mount+UTS namespaces alive: own /run, own /usr/local/bin, own hostname.
+    # /dev/infiniband: a tmpfs private to the node with one inert char device (like /dev/null),
+    # so the non-privileged container spec (--device /dev/infiniband) runs as on a Spark.
     setup = (
+        "mount -t tmpfs tmpfs /dev/infiniband && mknod /dev/infiniband/uverbs0 c 1 3 && "
         f"mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && mount --bind {ndir}/bin /usr/local/bin "
         f"&& hostname {name} && exec sleep 2147483647"
     )
@@ -303,6 +310,9 @@ def _write_cluster_yaml(cluster: Cluster) -> None:
         "model: test/tiny-model",
         "volumes: []",
         "shm_size: 1g",
+        "privileged: false  # the sandbox cannot grant every capability; the Spark non-privileged set works",
+        "memory_limit: 2g",
+        f"ulimit_nofile: {resource.getrlimit(resource.RLIMIT_NOFILE)[1]}",  # the sandbox's hard limit may be below 1048576
         "connect_timeout: 5",
         "nodes:",
     ]
@@ -348,6 +358,11 @@ def down(root: Path = ROOT) -> None:
     run(["ip", "link", "del", BRIDGE], check=False)
     while run(["iptables", "-D", "FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-j", "ACCEPT"], check=False).returncode == 0:
         pass
+    if (root / "created-dev-infiniband").exists():
+        try:
+            os.rmdir("/dev/infiniband")
+        except OSError:
+            pass
     if root.exists():
         # dockerd leaves overlay mounts under its data root; unmount before removing.
         for line in reversed(Path("/proc/mounts").read_text().splitlines()):

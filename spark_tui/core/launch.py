@@ -1,0 +1,351 @@
+"""Launch with readiness, complete rollback, teardown and drift detection.
+
+Every step emits a typed event (core/events.py) through `emit`; nothing here prints.
+Blocking Docker SDK calls run in threads; the SDK reaches each node's engine through
+that node's SSH tunnel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import time
+import urllib.request
+from typing import Callable
+
+import docker
+import requests
+
+from spark_tui.core import plan as planmod
+from spark_tui.core.connection import NodeError
+from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
+from spark_tui.core.nodes import Nodes
+from spark_tui.parsers.nccl import NcclParser
+from spark_tui.parsers.vllm import VllmParser, parse_ray_status
+from spark_tui.settings.resolve import Config
+
+Emit = Callable[[object], None]
+
+
+class LaunchError(Exception):
+    def __init__(self, cause: str, log_lines: list[str] | None = None):
+        super().__init__(cause)
+        self.cause = cause
+        self.log_lines = log_lines or []
+
+
+async def docker_client(nodes: Nodes, name: str) -> docker.DockerClient:
+    url = await nodes.transports[name].docker_url()
+    return await asyncio.to_thread(docker.DockerClient, base_url=url, timeout=30)
+
+
+def _exact(client: docker.DockerClient, name: str):
+    """The container named exactly `name` (Docker's name filter is a substring match)."""
+    for c in client.containers.list(all=True, filters={"name": name}):
+        if c.name == name:
+            return c
+    return None
+
+
+def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
+    kwargs = dict(
+        image=spec.image, command=spec.command, name=spec.name, labels=spec.labels,
+        environment={e.name: e.value for e in spec.env}, network_mode=spec.network, ipc_mode=spec.ipc,
+        privileged=spec.privileged, shm_size=spec.shm_size, detach=True,
+        ulimits=[docker.types.Ulimit(name=n, soft=s, hard=h) for n, (s, h) in spec.ulimits.items()],
+        volumes=[v for v in spec.volumes],
+    )
+    if spec.cap_add:
+        kwargs["cap_add"] = spec.cap_add
+    if spec.devices:
+        kwargs["devices"] = [f"{d}:{d}" for d in spec.devices]
+    if spec.memory_limit:
+        kwargs["mem_limit"] = spec.memory_limit
+    if spec.pids_limit:
+        kwargs["pids_limit"] = spec.pids_limit
+    if spec.gpus == "all" or (spec.gpus == "auto" and has_gpu):
+        kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    return kwargs
+
+
+class Launch:
+    """One `spark-tui up`. Tracks what it started so a failure removes exactly that."""
+
+    def __init__(self, config: Config, nodes: Nodes, emit: Emit, has_gpu: dict[str, bool] | None = None):
+        self.config = config
+        self.nodes = nodes
+        self.emit = emit
+        self.specs = {s.node: s for s in planmod.build(config)}
+        self.has_gpu = has_gpu or {}
+        self.clients: dict[str, docker.DockerClient] = {}
+        self.started: list[tuple[str, str]] = []  # (node, container id)
+        self.t0 = time.monotonic()
+
+    def _stage(self, node: str, stage: str, status: str, detail: str = "", fraction: float | None = None) -> None:
+        self.emit(Stage(node, stage, status, detail, time.monotonic() - self.t0, fraction))
+
+    async def run(self) -> bool:
+        try:
+            await self._preflight()
+            if self.config["executor"] == "ray":
+                await self._ray()
+            else:
+                await self._native()
+            endpoint = await self._wait_ready()
+            self.emit(Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0))
+            return True
+        except LaunchError as exc:
+            self.emit(Failed(exc.cause, exc.log_lines))
+        except NodeError as exc:
+            self.emit(Failed(str(exc)))
+        except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+            self.emit(Failed(f"docker API failed during launch: {exc}"))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self.emit(Failed("interrupted"))
+            await asyncio.shield(self.rollback())
+            raise
+        await self.rollback()
+        return False
+
+    async def _preflight(self) -> None:
+        name = self.config["container_name"]
+
+        async def one(node: str):
+            try:
+                client = await docker_client(self.nodes, node)
+            except docker.errors.DockerException as exc:
+                raise LaunchError(f"{node}: docker engine unreachable: {exc}") from None
+            self.clients[node] = client
+            existing = await asyncio.to_thread(_exact, client, name)
+            if existing is not None:
+                image = existing.attrs["Config"].get("Image", "?")
+                raise LaunchError(f"{node}: a container named {name} already exists ({existing.status}, image {image}); "
+                                  f"spark-tui never reuses it: remove it with `spark-tui down` or docker rm")
+            try:
+                await asyncio.to_thread(client.images.get, self.specs[node].image)
+            except docker.errors.ImageNotFound:
+                raise LaunchError(f"{node}: image {self.specs[node].image} is not on this node; "
+                                  f"load it there (docker save | ssh {node} docker load) or pull it") from None
+
+        await asyncio.gather(*(one(n.name) for n in self.config.nodes))
+
+    async def _start(self, node: str) -> None:
+        spec = self.specs[node]
+        self._stage(node, "container", "started", spec.image)
+        client = self.clients[node]
+        try:
+            container = await asyncio.to_thread(client.containers.create, **_create_kwargs(spec, self.has_gpu.get(node, False)))
+            self.started.append((node, container.id))
+            await asyncio.to_thread(container.start)
+        except docker.errors.DockerException as exc:
+            raise LaunchError(f"{node}: container failed to start: {exc}") from None
+        self._stage(node, "container", "done", container.short_id)
+
+    async def _logs(self, node: str) -> list[str]:
+        cid = next(c for n, c in self.started if n == node)
+        try:
+            raw = await asyncio.to_thread(lambda: self.clients[node].containers.get(cid).logs(tail=400))
+        except docker.errors.DockerException:
+            return []
+        return raw.decode(errors="replace").splitlines()
+
+    async def _state(self, node: str) -> str:
+        cid = next(c for n, c in self.started if n == node)
+        try:
+            c = await asyncio.to_thread(self.clients[node].containers.get, cid)
+        except docker.errors.NotFound:
+            return "removed"
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
+        return c.status
+
+    async def _until(self, what: str, timeout: float, check) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if await check():
+                return
+            if time.monotonic() > deadline:
+                raise LaunchError(f"{what}: not reached within {timeout:.0f} s (timeouts setting)")
+            await asyncio.sleep(0.25)
+
+    async def _alive_or_fail(self, node: str) -> None:
+        state = await self._state(node)
+        if state not in ("running", "created"):
+            raise LaunchError(f"{node}: container exited ({state})", (await self._logs(node))[-20:])
+
+    async def _ray(self) -> None:
+        head = self.config.head.name
+        workers = [n.name for n in self.config.nodes if not n.is_head]
+        await self._start(head)
+
+        async def head_up():
+            await self._alive_or_fail(head)
+            return any("Ray runtime started" in line for line in await self._logs(head))
+
+        await self._until("Ray head start", self.config["timeouts.container"], head_up)
+        await asyncio.gather(*(self._start(w) for w in workers))
+        want_nodes = len(self.config.nodes)
+        want_gpus = self.config["tensor_parallel_size"] * self.config["pipeline_parallel_size"]
+        cid = self.started[0][1]
+
+        async def joined():
+            for w in workers:
+                await self._alive_or_fail(w)
+            # containers.get is a blocking HTTP call through the tunnel: never on the event loop.
+            res = await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["ray", "status"]))
+            st = parse_ray_status(res.output.decode(errors="replace"))
+            self._stage("cluster", "ray_join", "progress", f"{st.active_nodes}/{want_nodes} nodes, {st.gpus_total:g} GPUs", st.active_nodes / want_nodes)
+            return st.active_nodes >= want_nodes and st.gpus_total >= want_gpus
+
+        await self._until("Ray: every node and GPU joined", self.config["timeouts.ray_join"], joined)
+        self._stage("cluster", "ray_join", "done", f"{want_nodes} nodes")
+        serve = planmod.vllm_serve_args(self.config)
+        # Output goes to the container's main streams so `docker logs` shows vLLM too.
+        script = f"exec {shlex.join(serve)} >/proc/1/fd/1 2>/proc/1/fd/2"
+        await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True))
+        self._stage(head, "vllm", "started", shlex.join(serve))
+
+    async def _native(self) -> None:
+        workers = [n.name for n in self.config.nodes if not n.is_head]
+        await asyncio.gather(*(self._start(w) for w in workers))
+        await self._start(self.config.head.name)
+
+    async def _wait_ready(self) -> str:
+        head = self.config.head
+        nccl, vllm_p = NcclParser(), VllmParser()
+        seen = 0
+        nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
+        port = self.config["vllm_port"]
+
+        async def ready():
+            nonlocal seen
+            for node in self.config.nodes:
+                await self._alive_or_fail(node.name)
+            lines = await self._logs(head.name)
+            for line in lines[seen:] if len(lines) >= seen else lines:
+                nccl.feed(line, time.monotonic())
+                vllm_p.feed(line)
+            seen = len(lines)
+            s, v = nccl.summary, vllm_p.summary
+            if v.oom or v.tp_exceeds or (v.errors and any("Error" in e for e in v.errors)):
+                raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", lines[-20:])
+            if s.init_start and s.init_complete < s.init_start:
+                self._stage("cluster", "nccl_init", "progress", f"{s.init_complete}/{s.init_start}", s.init_complete / s.init_start)
+                if time.monotonic() > nccl_deadline:
+                    raise LaunchError(f"NCCL init started but not complete after {self.config['timeouts.nccl_init']:.0f} s "
+                                      f"({s.init_complete}/{s.init_start}): a worker cannot reach the head?", [l for l in lines if "NCCL" in l][-10:])
+                return False
+            if v.shards_total:
+                self._stage(head.name, "shards", "progress", f"{v.shards_done}/{v.shards_total}", v.shard_fraction)
+            if not v.ready:
+                return False
+            return await self._http_ok(head, port)
+
+        await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
+        return f"http://{head['data_ip']}:{port}/v1"
+
+    async def _http_ok(self, head, port: int) -> bool:
+        """GET /health and /v1/models on the head, through its SSH connection (the head connects to itself)."""
+        transport = self.nodes.transports[head.name]
+        target = head["data_ip"] or "127.0.0.1"
+        if transport.kind == "ssh":
+            await transport.connect()
+            listener = await transport.conn.forward_local_port("127.0.0.1", 0, target, port)
+            base = f"http://127.0.0.1:{listener.get_port()}"
+        else:
+            listener, base = None, f"http://{target}:{port}"
+        try:
+            def get(path):
+                with urllib.request.urlopen(base + path, timeout=5) as resp:
+                    return resp.status, resp.read()
+
+            status, _ = await asyncio.to_thread(get, "/health")
+            status2, body = await asyncio.to_thread(get, "/v1/models")
+            served = [m.get("id") for m in json.loads(body).get("data", [])]
+            return status == 200 and status2 == 200 and self.config["served_model_name"] in served
+        except (OSError, ValueError):
+            return False
+        finally:
+            if listener is not None:
+                listener.close()
+
+    async def rollback(self) -> None:
+        """Remove everything this launch started, on every node."""
+        self._stage("cluster", "rollback", "started", f"{len(self.started)} container(s)")
+
+        async def remove(node: str, cid: str):
+            try:
+                client = self.clients.get(node) or await docker_client(self.nodes, node)
+                c = await asyncio.to_thread(client.containers.get, cid)
+                image = c.attrs["Config"].get("Image", "")
+                await asyncio.to_thread(c.remove, force=True)
+                self.emit(Removed(node, c.name, image))
+            except docker.errors.NotFound:
+                pass
+            except (docker.errors.DockerException, requests.exceptions.RequestException, NodeError, OSError) as exc:
+                self.emit(StillHolding(node, cid[:12], f"could not remove: {exc}"))
+
+        await asyncio.gather(*(remove(n, c) for n, c in self.started))
+        self._stage("cluster", "rollback", "done")
+
+
+async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
+    """Remove the cluster's containers on every node: matched by label and exact name."""
+    name, cluster = config["container_name"], config["name"]
+
+    async def one(node: str) -> bool:
+        try:
+            client = await docker_client(nodes, node)
+            found = await asyncio.to_thread(
+                client.containers.list, all=True, filters={"label": f"{planmod.LABEL_PREFIX}cluster={cluster}"})
+            mine = [c for c in found if c.name == name]
+            for c in mine:
+                image = c.attrs["Config"].get("Image", "")
+                await asyncio.to_thread(c.remove, force=True)
+                emit(Removed(node, c.name, image))
+            emit(Stage(node, "teardown", "done", f"removed {len(mine)}" if mine else "nothing was running"))
+            return True
+        except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+            emit(StillHolding(node, name, f"unreachable: {str(exc).split(': ', 1)[-1][:160]}"))
+            return False
+
+    results = await asyncio.gather(*(one(n.name) for n in config.nodes))
+    return all(results)
+
+
+async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
+    """Compare what runs with the plan: image (reference and layers), env, command, config hash."""
+    specs = planmod.build(config)
+    items: list[DriftItem] = []
+
+    async def one(spec: planmod.ContainerSpec):
+        client = await docker_client(nodes, spec.node)
+        c = await asyncio.to_thread(_exact, client, spec.name)
+        if c is None:
+            items.append(DriftItem(spec.node, "missing", spec.name, "no container"))
+            return
+        cfg = c.attrs["Config"]
+        if cfg.get("Image") != spec.image:
+            items.append(DriftItem(spec.node, "image", spec.image, cfg.get("Image", "")))
+        else:
+            try:
+                want = await asyncio.to_thread(client.images.get, spec.image)
+                if want.id != c.attrs["Image"]:
+                    items.append(DriftItem(spec.node, "image", f"{spec.image} ({want.id[7:19]})", f"{cfg.get('Image')} ({c.attrs['Image'][7:19]}): another image under the same tag"))
+            except docker.errors.ImageNotFound:
+                items.append(DriftItem(spec.node, "image", spec.image, f"{c.attrs['Image'][7:19]} (tag no longer on the node)"))
+        actual_env = dict(e.split("=", 1) for e in cfg.get("Env") or [] if "=" in e)
+        for e in spec.env:
+            if actual_env.get(e.name) != e.value:
+                items.append(DriftItem(spec.node, f"env {e.name}", e.shown(), "***" if e.secret else actual_env.get(e.name, "(unset)")))
+        command = (cfg.get("Entrypoint") or []) + (cfg.get("Cmd") or [])
+        if command != spec.command:
+            items.append(DriftItem(spec.node, "command", shlex.join(spec.command), shlex.join(command)))
+        labels = cfg.get("Labels") or {}
+        want_hash = spec.labels[f"{planmod.LABEL_PREFIX}config-hash"]
+        if labels.get(f"{planmod.LABEL_PREFIX}config-hash") != want_hash:
+            items.append(DriftItem(spec.node, "config-hash", want_hash, labels.get(f"{planmod.LABEL_PREFIX}config-hash", "(none: not started by spark-tui)")))
+
+    await asyncio.gather(*(one(s) for s in specs))
+    return items

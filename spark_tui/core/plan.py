@@ -1,0 +1,172 @@
+"""The exact container spec per node, derived from the resolved config.
+
+The same spec feeds `spark-tui plan` (printed, with the equivalent `docker run` line,
+secrets masked), the launcher (Docker SDK create arguments) and drift detection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+
+from spark_tui.settings.resolve import SECRET_MASK, Config, NodeConfig
+
+LABEL_PREFIX = "spark-tui."
+
+
+@dataclass
+class EnvEntry:
+    name: str
+    value: str
+    source: str
+    secret: bool = False
+
+    def shown(self) -> str:
+        return SECRET_MASK if self.secret and self.value else self.value
+
+
+@dataclass
+class ContainerSpec:
+    node: str
+    role: str  # head | worker
+    image: str
+    name: str
+    labels: dict[str, str]
+    env: list[EnvEntry]
+    volumes: list[str]
+    command: list[str]
+    privileged: bool
+    gpus: str  # all | none | auto (decided per node once its GPU is probed)
+    shm_size: str
+    memory_limit: str | None
+    cap_add: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+    ulimits: dict[str, tuple[int, int]] = field(default_factory=dict)
+    pids_limit: int | None = None
+    network: str = "host"
+    ipc: str = "host"
+
+    def docker_run(self, masked: bool = True) -> str:
+        """The equivalent `docker run` line (secrets masked unless asked not to)."""
+        argv = ["docker", "run", "-d", "--name", self.name, f"--network={self.network}", f"--ipc={self.ipc}"]
+        argv += ["--privileged"] if self.privileged else []
+        for cap in self.cap_add:
+            argv += ["--cap-add", cap]
+        for dev in self.devices:
+            argv += ["--device", dev]
+        if self.gpus in ("all", "auto"):
+            argv += ["--gpus", "all"]
+        argv += [f"--shm-size={self.shm_size}"]
+        if self.memory_limit:
+            argv += [f"--memory={self.memory_limit}"]
+        if self.pids_limit:
+            argv += [f"--pids-limit={self.pids_limit}"]
+        for name, (soft, hard) in self.ulimits.items():
+            argv += ["--ulimit", f"{name}={soft}:{hard}"]
+        for key, value in self.labels.items():
+            argv += ["--label", f"{key}={value}"]
+        for vol in self.volumes:
+            argv += ["-v", vol]
+        for e in self.env:
+            argv += ["-e", f"{e.name}={e.shown() if masked else e.value}"]
+        argv += [self.image, *self.command]
+        return " ".join(shlex.quote(a) for a in argv)
+
+
+def config_hash(config: Config) -> str:
+    """A short hash of everything that shapes the containers, so drift and restarts can be matched."""
+    data = {
+        "values": {k: v.value for k, v in config.values.items() if not v.setting.secret and k not in ("theme", "keys", "readonly", "refresh_interval", "log_buffer_lines")},
+        "nodes": [{k: v.value for k, v in n.values.items()} for n in config.nodes],
+    }
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _command(config: Config, node: NodeConfig, head: NodeConfig) -> list[str]:
+    ex = config["executor"]
+    port = str(config["master_port"])
+    if ex == "ray":
+        if node.is_head:
+            return ["ray", "start", "--block", "--head", "--port", port, "--node-ip-address", head["data_ip"] or "",
+                    "--include-dashboard=false", "--disable-usage-stats"]
+        return ["ray", "start", "--block", f"--address={head['data_ip']}:{port}", "--node-ip-address", node["data_ip"] or ""]
+    rank = sorted(n.index for n in config.nodes if not n.is_head).index(node.index) + 1 if not node.is_head else 0
+    argv = vllm_serve_args(config) + ["--nnodes", str(len(config.nodes)), "--node-rank", str(rank),
+                                      "--master-addr", head["data_ip"] or "", "--master-port", port]
+    return argv + (["--headless"] if not node.is_head else [])
+
+
+def vllm_serve_args(config: Config) -> list[str]:
+    """`vllm serve` as run on the head (Ray) or on every node (native)."""
+    argv = ["vllm", "serve", config["model"] or "", "--served-model-name", config["served_model_name"] or config["model"] or "",
+            "--tensor-parallel-size", str(config["tensor_parallel_size"]),
+            "--pipeline-parallel-size", str(config["pipeline_parallel_size"]), "--port", str(config["vllm_port"])]
+    if config["executor"] == "ray":
+        argv += ["--distributed-executor-backend", "ray"]
+    return argv + list(config["vllm_args"])
+
+
+def build(config: Config) -> list[ContainerSpec]:
+    head = config.head
+    chash = config_hash(config)
+    specs = []
+    for node in config.nodes:
+        role = "head" if node.is_head else "worker"
+        env = [EnvEntry(v.name, v.value, v.derived_from, v.secret) for v in node.container_env if v.overridden_by is None]
+        privileged = node["privileged"]
+        specs.append(ContainerSpec(
+            node=node.name,
+            role=role,
+            image=config["image"],
+            name=config["container_name"],
+            labels={
+                f"{LABEL_PREFIX}cluster": config["name"],
+                f"{LABEL_PREFIX}role": role,
+                f"{LABEL_PREFIX}node": node.name,
+                f"{LABEL_PREFIX}config-hash": chash,
+                f"{LABEL_PREFIX}executor": config["executor"],
+            },
+            env=env,
+            # `~` is the node's home: expanded here only for this machine, else on the node at launch.
+            volumes=[_expand(v) if node.local else v for v in node["volumes"]],
+            command=_command(config, node, head),
+            privileged=privileged,
+            gpus=node["gpus"],
+            shm_size=node["shm_size"],
+            memory_limit=None if privileged else node["memory_limit"],
+            cap_add=[] if privileged else ["IPC_LOCK"],
+            devices=[] if privileged else ["/dev/infiniband"],
+            pids_limit=None if privileged else 4096,
+            ulimits={"nofile": (node["ulimit_nofile"], node["ulimit_nofile"])},
+        ))
+    return specs
+
+
+def _expand(volume: str) -> str:
+    host, sep, rest = volume.partition(":")
+    return os.path.expanduser(host) + sep + rest if host.startswith("~") else volume
+
+
+def as_text(specs: list[ContainerSpec], config: Config) -> str:
+    lines = []
+    if config.warnings:
+        lines += ["WARNINGS"] + [f"  ! {w}" for w in config.warnings] + [""]
+    if config["executor"] == "ray":
+        lines.append(f"then on the head: {' '.join(shlex.quote(a) for a in vllm_serve_args(config))}")
+        lines.append("")
+    for spec in specs:
+        lines.append(f"NODE {spec.node} ({spec.role})  container {spec.name}  image {spec.image}")
+        lines.append("  labels: " + ", ".join(f"{k}={v}" for k, v in spec.labels.items()))
+        lines.append("  env:")
+        for e in spec.env:
+            lines.append(f"    {e.name}={e.shown()}  <- {e.source}")
+        lines.append("  volumes: " + (", ".join(spec.volumes) or "none"))
+        mode = "privileged" if spec.privileged else f"non-privileged: cap IPC_LOCK, device /dev/infiniband, memory {spec.memory_limit}, pids 4096"
+        lines.append(f"  network host, ipc host, shm {spec.shm_size}, gpus {spec.gpus}, ulimit nofile {spec.ulimits['nofile'][0]}, {mode}")
+        lines.append("  command: " + " ".join(shlex.quote(a) for a in spec.command))
+        lines.append("  " + spec.docker_run())
+        lines.append("")
+    return "\n".join(lines).rstrip()
