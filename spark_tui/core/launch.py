@@ -318,6 +318,7 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
     """Compare what runs with the plan: image (reference and layers), env, command, config hash."""
     specs = planmod.build(config)
     items: list[DriftItem] = []
+    layers: dict[str, tuple] = {}  # node -> layer digests of the image its container runs
 
     async def one(spec: planmod.ContainerSpec):
         client = await docker_client(nodes, spec.node)
@@ -328,13 +329,11 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
         cfg = c.attrs["Config"]
         if cfg.get("Image") != spec.image:
             items.append(DriftItem(spec.node, "image", spec.image, cfg.get("Image", "")))
-        else:
-            try:
-                want = await asyncio.to_thread(client.images.get, spec.image)
-                if want.id != c.attrs["Image"]:
-                    items.append(DriftItem(spec.node, "image", f"{spec.image} ({want.id[7:19]})", f"{cfg.get('Image')} ({c.attrs['Image'][7:19]}): another image under the same tag"))
-            except docker.errors.ImageNotFound:
-                items.append(DriftItem(spec.node, "image", spec.image, f"{c.attrs['Image'][7:19]} (tag no longer on the node)"))
+        try:
+            running = await asyncio.to_thread(client.images.get, c.attrs["Image"])
+            layers[spec.node] = tuple((running.attrs.get("RootFS") or {}).get("Layers") or [])
+        except docker.errors.ImageNotFound:
+            layers[spec.node] = ()
         actual_env = dict(e.split("=", 1) for e in cfg.get("Env") or [] if "=" in e)
         for e in spec.env:
             if actual_env.get(e.name) != e.value:
@@ -348,4 +347,15 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
             items.append(DriftItem(spec.node, "config-hash", want_hash, labels.get(f"{planmod.LABEL_PREFIX}config-hash", "(none: not started by spark-tui)")))
 
     await asyncio.gather(*(one(s) for s in specs))
+    # The same tag can name different images on different nodes: compare layers (image IDs
+    # differ between storage drivers), against the head's.
+    head = config.head.name
+    for node, node_layers in layers.items():
+        if node != head and head in layers and node_layers != layers[head]:
+            items.append(DriftItem(node, "image", f"{config['image']} as on {head} (layers {_short_layers(layers[head])})",
+                                   f"another image under the same tag (layers {_short_layers(node_layers)})"))
     return items
+
+
+def _short_layers(layers: tuple) -> str:
+    return ",".join(layer.split(":")[-1][:12] for layer in layers[-2:]) or "none"

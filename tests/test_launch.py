@@ -1,0 +1,181 @@
+"""Launch, readiness, rollback, teardown and drift on the namespace test cluster."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from spark_tui.core import events as ev
+from spark_tui.core.launch import Launch, drift, teardown
+from spark_tui.core.nodes import Nodes
+from spark_tui.settings.resolve import Inputs, resolve
+from tests.cluster import cluster as tc
+
+pytestmark = pytest.mark.cluster
+
+
+def config_for(cluster, count, tmp_path, **flags):
+    text = Path(cluster.cluster_yaml).read_text().partition("nodes:\n")[0]
+    body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:count])
+    path = tmp_path / f"c{count}.yaml"
+    path.write_text(text + "nodes:\n" + body)
+    flags.setdefault("env", {"SPARK_TEST_SHARD_DELAY": "0.02"})
+    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+
+
+def containers(cluster, count):
+    return {n.name: cluster.docker(n, "ps", "-aq").stdout.split() for n in cluster.nodes[:count]}
+
+
+async def launch(config, cancel_after=None):
+    got = []
+    async with Nodes(config) as nodes:
+        task = asyncio.ensure_future(Launch(config, nodes, got.append, {n.name: True for n in config.nodes}).run())
+        if cancel_after is None:
+            ok = await task
+        else:
+            await asyncio.sleep(cancel_after)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            ok = False
+        items = await drift(config, nodes) if ok else []
+    return ok, got, items
+
+
+async def down(config):
+    got = []
+    async with Nodes(config) as nodes:
+        ok = await teardown(config, nodes, got.append)
+    return ok, got
+
+
+@pytest.mark.parametrize("count", [2, 4])
+@pytest.mark.parametrize("executor", ["ray", "native"])
+def test_up_ready_drift_clean_down_clean(cluster, tmp_path, executor, count):
+    config = config_for(cluster, count, tmp_path, executor=executor)
+    ok, got, items = asyncio.run(launch(config))
+    ready = [e for e in got if isinstance(e, ev.Ready)]
+    assert ok and ready and ready[0].endpoint == f"http://{cluster.nodes[0].ip}:8000/v1", got
+    assert items == []
+    assert all(len(ids) == 1 for ids in containers(cluster, count).values())
+    if executor == "ray":
+        assert any(isinstance(e, ev.Stage) and e.stage == "ray_join" and e.status == "done" for e in got)
+    assert any(isinstance(e, ev.Stage) and e.stage == "shards" and e.fraction == 1.0 for e in got)
+    ok, got = asyncio.run(down(config))
+    assert ok and sum(isinstance(e, ev.Removed) for e in got) == count
+    assert all(ids == [] for ids in containers(cluster, count).values())
+    ok, got = asyncio.run(down(config))  # idempotent
+    assert ok and all(e.detail == "nothing was running" for e in got if isinstance(e, ev.Stage))
+
+
+def _assert_rolled_back(cluster, count, got, cause):
+    failed = [e for e in got if isinstance(e, ev.Failed)]
+    assert failed and cause in failed[0].cause, got
+    assert all(ids == [] for ids in containers(cluster, count).values())
+
+
+def test_rollback_when_image_missing_on_a_worker(cluster, tmp_path):
+    cluster.delete_image(cluster.nodes[1])
+    try:
+        ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path)))
+        assert not ok
+        _assert_rolled_back(cluster, 2, got, f"{cluster.nodes[1].name}: image {tc.IMAGE} is not on this node")
+    finally:
+        cluster.import_image(cluster.nodes[1])
+
+
+def test_rollback_when_a_worker_dockerd_is_stopped(cluster, tmp_path):
+    cluster.stop_dockerd(cluster.nodes[1])
+    ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path)))
+    assert not ok
+    cluster.start_dockerd(cluster.nodes[1])
+    _assert_rolled_back(cluster, 2, got, cluster.nodes[1].name)
+
+
+def test_rollback_when_nccl_init_never_completes(cluster, tmp_path):
+    config = config_for(cluster, 2, tmp_path, executor="native", env={"SPARK_TEST_FAIL": "nccl_hang"}, **{"timeouts.nccl_init": 2.0})
+    ok, got, _ = asyncio.run(launch(config))
+    assert not ok
+    _assert_rolled_back(cluster, 2, got, "NCCL init started but not complete after 2 s")
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert any("Init START" in line for line in failed.log_lines)
+    assert sum(isinstance(e, ev.Removed) for e in got) == 2
+
+
+def test_rollback_when_interrupted_mid_launch(cluster, tmp_path):
+    config = config_for(cluster, 2, tmp_path, env={"SPARK_TEST_SHARD_DELAY": "2"})
+    ok, got, _ = asyncio.run(launch(config, cancel_after=2.0))
+    assert not ok
+    _assert_rolled_back(cluster, 2, got, "interrupted")
+
+
+def test_rollback_when_vllm_runs_out_of_memory(cluster, tmp_path):
+    config = config_for(cluster, 2, tmp_path, env={"SPARK_TEST_FAIL": "oom"})
+    ok, got, _ = asyncio.run(launch(config))
+    assert not ok
+    _assert_rolled_back(cluster, 2, got, "out of memory")
+
+
+def test_same_name_container_with_other_image_is_refused(cluster, tmp_path):
+    worker = cluster.nodes[1]
+    cluster.import_image(worker, "other/image:1", variant="other")
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "other/image:1", "sleep", "300")
+    ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path)))
+    assert not ok
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert "already exists" in failed.cause and "other/image:1" in failed.cause
+    assert containers(cluster, 2)[cluster.nodes[0].name] == []
+    assert len(containers(cluster, 2)[worker.name]) == 1  # not ours: left alone
+
+
+def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
+    config = config_for(cluster, 2, tmp_path)
+    ok, _, items = asyncio.run(launch(config))
+    assert ok and items == []
+    worker = cluster.nodes[1]
+    cluster.docker(worker, "rm", "-f", "vllm_node")
+    cluster.import_image(worker, variant="other")  # another image under the same tag
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--network", "host", tc.IMAGE, "sleep", "300")
+
+    async def check():
+        async with Nodes(config) as nodes:
+            return await drift(config, nodes)
+
+    try:
+        items = asyncio.run(check())
+        whats = {i.what for i in items if i.node == worker.name}
+        assert {"image", "command", "config-hash"} <= whats
+        image = next(i for i in items if i.what == "image")
+        assert "another image under the same tag" in image.actual
+        assert not [i for i in items if i.node == cluster.nodes[0].name]
+    finally:
+        cluster.import_image(worker)
+
+
+def test_down_reports_unreachable_node_then_finishes(cluster, tmp_path):
+    config = config_for(cluster, 2, tmp_path, connect_timeout=2.0)
+    ok, _, _ = asyncio.run(launch(config))
+    assert ok
+    cluster.link_down(cluster.nodes[1])
+    try:
+        ok, got = asyncio.run(down(config))
+        assert not ok
+        holding = [e for e in got if isinstance(e, ev.StillHolding)]
+        assert [h.node for h in holding] == [cluster.nodes[1].name]
+        assert containers(cluster, 2)[cluster.nodes[0].name] == []
+    finally:
+        cluster.link_up(cluster.nodes[1])
+    ok, got = asyncio.run(down(config))
+    assert ok and [e.node for e in got if isinstance(e, ev.Removed)] == [cluster.nodes[1].name]
+
+
+def test_up_and_down_commands(cluster, tmp_path, run_cli):
+    config_for(cluster, 2, tmp_path)
+    path = str(tmp_path / "c2.yaml")
+    code, out, _ = run_cli("up", "--cluster", path, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    assert code == 0 and f"READY" in out and f"http://{cluster.nodes[0].ip}:8000/v1" in out
+    code, out, _ = run_cli("down", "--cluster", path, "--yes")
+    assert code == 0 and out.count("removed vllm_node") == 2
