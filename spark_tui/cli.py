@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="file to read, - for standard input")
     p.add_argument("--kind", choices=("nccl", "vllm", "gpu", "netif"), help="what the file holds (default: detected)")
     p.add_argument("--json", action="store_true")
+    p = command("check", "Check everything a launch depends on, on every node, in parallel (exit 1 on any failure).")
+    p.add_argument("--json", action="store_true")
     p = command("plan", "Show the exact container spec per node and the equivalent docker run line (secrets masked).")
     p.add_argument("--json", action="store_true")
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")

@@ -200,3 +200,31 @@ def cmd_down(args) -> int:
             return await teardown(config, nodes, _event_printer(args.json))
 
     return 0 if asyncio.run(main()) else 1
+
+
+def cmd_check(args) -> int:
+    import asyncio
+    import dataclasses
+
+    from spark_tui.core.check import run_checks
+    from spark_tui.core.nodes import Nodes
+
+    config = load_config(args)
+    marks = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skipped": "SKIP"}
+
+    def show(r) -> None:
+        if not args.json:
+            print(f"[{marks[r.status]}] {r.node:<10} {r.id:<20} {r.message}" + (f"\n       fix: {r.fix}" if r.fix and r.status != "pass" else ""), flush=True)
+
+    async def main():
+        async with Nodes(config) as nodes:
+            return await run_checks(config, nodes, show)
+
+    results = asyncio.run(main())
+    failed = [r for r in results if r.status == "fail"]
+    if args.json:
+        _print_json({"ok": not failed, "results": [dataclasses.asdict(r) for r in results]})
+    else:
+        print(f"{len(results)} checks: {sum(r.status == 'pass' for r in results)} pass, "
+              f"{sum(r.status == 'warn' for r in results)} warn, {len(failed)} fail")
+    return 1 if failed else 0

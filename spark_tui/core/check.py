@@ -1,0 +1,260 @@
+"""`spark-tui check`: everything a launch depends on, per node, in parallel.
+
+Each result has an id, the node, a status (pass / warn / fail / skipped with reason), a
+message and a fix hint. The wizard runs the same `run_checks`, showing results as they come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from dataclasses import dataclass
+from typing import Callable
+
+import docker
+import requests
+
+from spark_tui.core.connection import NodeError
+from spark_tui.core.launch import _exact, docker_client
+from spark_tui.core.nodes import Nodes
+from spark_tui.core.probes import NodeSnapshot, snapshot
+from spark_tui.parsers import netif
+from spark_tui.settings.resolve import Config, NodeConfig
+
+# Each node checks the others with its own tools: ping where present, else a TCP connect to sshd.
+REACH_SCRIPT = 'if command -v ping >/dev/null 2>&1; then ping -c 1 -W 2 "$1" >/dev/null 2>&1; else timeout 3 bash -c "exec 3<>/dev/tcp/$1/22" 2>/dev/null; fi'
+CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; { df -Pk "$p" 2>/dev/null || df -Pk "$HOME"; } | tail -n 1'
+
+
+@dataclass
+class CheckResult:
+    id: str
+    node: str
+    status: str  # pass | warn | fail | skipped
+    message: str
+    fix: str = ""
+
+
+Emit = Callable[[CheckResult], None]
+
+
+async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> list[CheckResult]:
+    results: list[CheckResult] = []
+
+    def add(id_: str, node: str, status: str, message: str, fix: str = "") -> None:
+        r = CheckResult(id_, node, status, message, fix)
+        results.append(r)
+        if emit:
+            emit(r)
+
+    for w in config.warnings:
+        add("config.lookalike_env", "cluster", "warn", w, "set the spark-tui setting it names, or unset the variable")
+
+    snaps = await asyncio.gather(*(snapshot(nodes.transports[n.name], n) for n in config.nodes))
+    by_node = {s.node: s for s in snaps}
+    layers = await asyncio.gather(*(_node_checks(config, n, by_node[n.name], nodes, add) for n in config.nodes))
+    _cluster_checks(config, by_node, dict(zip((n.name for n in config.nodes), layers)), add)
+    await asyncio.gather(*(_reach(config, n, by_node, nodes, add) for n in config.nodes))
+    return results
+
+
+async def _node_checks(config: Config, node: NodeConfig, snap: NodeSnapshot, nodes: Nodes, add) -> tuple | None:
+    name = node.name
+    if not snap.reachable:
+        add("ssh.reachable", name, "fail", f"cannot reach {node['host']}: {snap.error}",
+            "check the address, sshd, the key (identity_file) and known_hosts")
+        for cid in ("docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface"):
+            add(cid, name, "skipped", "node unreachable")
+        return None
+    add("ssh.reachable", name, "pass", "local transport" if node.local else f"SSH to {node['host']} authenticated, host key verified")
+    if snap.docker_error:
+        add("docker.engine", name, "fail", snap.docker_error, f"start dockerd on {name} or fix docker_socket / the user's docker group")
+        for cid in ("image.present", "container.absent"):
+            add(cid, name, "skipped", "docker engine unreachable")
+        found_layers = None
+    else:
+        h = snap.host
+        add("docker.engine", name, "pass", f"Docker {h.docker_version}, storage {h.storage_driver}{' / ' + h.snapshotter if h.snapshotter else ''}")
+        found_layers = await _image_and_container(config, name, nodes, add)
+    _gpu(node, snap, add)
+    _network(config, node, snap, add)
+    await _model_cache(config, node, nodes, add)
+    if node.is_head:
+        await _ports(config, node, nodes, add)
+    return found_layers
+
+
+async def _image_and_container(config: Config, name: str, nodes: Nodes, add) -> tuple | None:
+    image, cname = config["image"], config["container_name"]
+    try:
+        client = await docker_client(nodes, name)
+        try:
+            img = await asyncio.to_thread(client.images.get, image)
+        except docker.errors.ImageNotFound:
+            img = None
+        existing = await asyncio.to_thread(_exact, client, cname)
+    except (docker.errors.DockerException, requests.exceptions.RequestException, NodeError) as exc:
+        add("image.present", name, "fail", f"docker API failed: {exc}")
+        return None
+    layers = None
+    if img is None:
+        add("image.present", name, "fail", f"image {image} is missing on {name}",
+            f"docker save {image} | ssh {name} docker load   (or docker pull {image} on {name})")
+    else:
+        layers = tuple((img.attrs.get("RootFS") or {}).get("Layers") or [])
+        digests = img.attrs.get("RepoDigests") or []
+        add("image.present", name, "pass", f"{image} present ({img.id[7:19]}{', ' + digests[0] if digests else ''})")
+    if existing is not None:
+        add("container.absent", name, "fail",
+            f"a container named {cname} already exists ({existing.status}, image {existing.attrs['Config'].get('Image')}); a launch never reuses it",
+            "spark-tui down, or docker rm -f it on that node")
+    else:
+        add("container.absent", name, "pass", f"no container named {cname}")
+    return layers
+
+
+def _gpu(node: NodeConfig, snap: NodeSnapshot, add) -> None:
+    g, setting = snap.gpu, node["gpus"]
+    if g is None or not g.present:
+        reason = g.reason if g else "not probed"
+        status = "fail" if setting == "all" else "warn" if setting == "auto" else "pass"
+        add("gpu.present", node.name, status, f"no GPU ({reason}); gpus: {setting}", "set gpus: none to run without a GPU" if status != "pass" else "")
+        return
+    names = ", ".join(c.name for c in g.gpus)
+    label = " (GB10: unified memory)" if g.is_gb10 else ""
+    if setting == "none":
+        add("gpu.present", node.name, "warn", f"{names}{label} present but gpus: none", "set gpus: auto to use it")
+    else:
+        add("gpu.present", node.name, "pass", f"{len(g.gpus)} GPU(s): {names}{label}")
+
+
+def _network(config: Config, node: NodeConfig, snap: NodeSnapshot, add) -> None:
+    name = node.name
+    iface = snap.data_interface
+    wanted = node["netdev"] or f"the interface holding {node['data_ip']}"
+    if iface is None:
+        add("net.data_interface", name, "fail", f"data interface {wanted} not found on {name}",
+            f"set netdev for node {name} (interfaces: {', '.join(i for i in snap.interfaces if i != 'lo')})")
+        return
+    problems = []
+    if iface.state != "UP":
+        problems.append(f"state {iface.state}")
+    if not iface.ipv4:
+        problems.append("no IPv4 address")
+    if node["data_ip"] and not any(str(ipaddress.ip_interface(c).ip) == node["data_ip"] for c in iface.ipv4):
+        problems.append(f"does not hold data_ip {node['data_ip']} (has {', '.join(iface.ipv4) or 'none'})")
+    if problems:
+        add("net.data_interface", name, "fail", f"{iface.name}: " + "; ".join(problems), f"ip link set {iface.name} up / assign the address")
+    else:
+        add("net.data_interface", name, "pass", f"{iface.name} UP, {', '.join(iface.ipv4)}, MTU {iface.mtu}")
+    if iface.mtu is not None and iface.mtu < 9000:
+        add("net.mtu", name, "warn", f"{iface.name} MTU {iface.mtu} (below 9000: NCCL over RoCE runs slower)", f"ip link set {iface.name} mtu 9000 on every node")
+    dev = iface.roce_device
+    if dev is None:
+        add("roce.device", name, "warn", f"no RoCE device mapped to {iface.name} (ibdev2netdev / sysfs)", "NCCL will fall back to TCP sockets")
+    elif iface.roce_state != "Up":
+        add("roce.device", name, "fail", f"{dev} -> {iface.name} is {iface.roce_state}", "check the cable and ibdev2netdev")
+    else:
+        add("roce.device", name, "pass", f"{dev} -> {iface.name} Up")
+    hca = node["hca"]
+    if dev is not None:
+        twin = netif.twin_of(dev)
+        missing = [d for d in (dev, twin) if d and d not in hca]
+        if hca and missing:
+            add("roce.twins", name, "warn", f"NCCL_IB_HCA ({','.join(hca)}) lacks {', '.join(missing)}: one ConnectX-7 twin only",
+                f"hca: [{dev}, {twin}] for full bandwidth")
+        elif hca:
+            add("roce.twins", name, "pass", f"both twins in NCCL_IB_HCA: {','.join(hca)}")
+    if not node["privileged"]:
+        if snap.host.infiniband_dir:
+            add("roce.dev_infiniband", name, "pass", "/dev/infiniband present (non-privileged mode)")
+        else:
+            add("roce.dev_infiniband", name, "fail", "/dev/infiniband missing: a non-privileged container would stay Created",
+                "load the RDMA drivers, or set privileged: true")
+
+
+async def _run(nodes: Nodes, node: str, argv: list[str]) -> str | None:
+    try:
+        res = await nodes.transports[node].run(argv, timeout=20)
+        return res.stdout if res.exit_status == 0 else None
+    except (NodeError, asyncio.TimeoutError):
+        return None
+
+
+async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
+    model = config["model"]
+    if not model:
+        add("model.cached", node.name, "skipped", "no model set")
+        return
+    volumes = node["volumes"]
+    cache = volumes[0].split(":")[0] if volumes else "~/.cache/huggingface"
+    out = await _run(nodes, node.name, ["sh", "-c", CACHE_SCRIPT, "sh", cache, "models--" + model.replace("/", "--"), model])
+    if out is None:
+        add("model.cached", node.name, "skipped", "could not look at the cache")
+        return
+    lines = out.splitlines()
+    free = ""
+    if len(lines) > 1 and len(lines[1].split()) >= 4 and lines[1].split()[3].isdigit():
+        free = f"; {int(lines[1].split()[3]) / 1024 / 1024:.0f} GiB free there"
+    if lines and lines[0] == "present":
+        add("model.cached", node.name, "pass", f"{model} in {cache}{free}")
+    else:
+        add("model.cached", node.name, "warn", f"{model} not in {cache} on {node.name}{free}", f"download it there first (huggingface-cli download {model})")
+
+
+async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
+    out = await _run(nodes, node.name, ["sh", "-c", "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"])
+    listening = set()
+    for line in (out or "").splitlines()[1:]:
+        parts = line.split()
+        if len(parts) > 3 and parts[3] == "0A" and ":" in parts[1]:
+            listening.add(int(parts[1].rsplit(":", 1)[1], 16))
+    for key in ("master_port", "vllm_port"):
+        port = config[key]
+        if out is None:
+            add(f"port.{key}", node.name, "skipped", "could not read /proc/net/tcp")
+        elif port in listening:
+            add(f"port.{key}", node.name, "fail", f"{key} {port} is already in use on the head {node.name}", f"stop what listens there or set {key}")
+        else:
+            add(f"port.{key}", node.name, "pass", f"{key} {port} free")
+
+
+def _cluster_checks(config: Config, snaps: dict[str, NodeSnapshot], layers: dict[str, tuple | None], add) -> None:
+    present = {n: l for n, l in layers.items() if l is not None}
+    if len(set(present.values())) > 1:
+        head = config.head.name
+        differ = [n for n, l in present.items() if l != present.get(head, next(iter(present.values())))]
+        add("image.same", "cluster", "fail", f"{config['image']} is a different image on {', '.join(differ)} than on {head} (layer digests differ)",
+            f"copy the image from {head} to those nodes (docker save | docker load)")
+    elif len(present) == len(config.nodes) and present:
+        add("image.same", "cluster", "pass", "same image layers on every node")
+    datas = {n: s.data_interface for n, s in snaps.items() if s.reachable and s.data_interface and s.data_interface.ipv4}
+    nets = {n: ipaddress.ip_interface(i.ipv4[0]).network for n, i in datas.items()}
+    if len(set(nets.values())) > 1:
+        add("net.subnet", "cluster", "warn", "data addresses in different subnets: " + ", ".join(f"{n} {net}" for n, net in nets.items()),
+            "the community layout uses one subnet per cable; check it is what you meant")
+    elif nets:
+        add("net.subnet", "cluster", "pass", f"data addresses in {next(iter(nets.values()))}")
+    mtus = {n: i.mtu for n, i in datas.items()}
+    if len(set(mtus.values())) > 1:
+        add("net.mtu_equal", "cluster", "fail", "MTU differs: " + ", ".join(f"{n} {m}" for n, m in mtus.items()), "set the same MTU (9000) everywhere")
+    gpus = sum(len(s.gpu.gpus) for s in snaps.values() if s.gpu and s.gpu.present)
+    want = config["tensor_parallel_size"] * config["pipeline_parallel_size"]
+    if all(s.reachable for s in snaps.values()):
+        if want == gpus:
+            add("parallel.size", "cluster", "pass", f"tensor x pipeline = {want} = GPUs across the nodes")
+        else:
+            add("parallel.size", "cluster", "fail", f"tensor x pipeline = {want}, but the nodes have {gpus} GPU(s)", "set tensor_parallel_size / pipeline_parallel_size")
+
+
+async def _reach(config: Config, node: NodeConfig, snaps: dict[str, NodeSnapshot], nodes: Nodes, add) -> None:
+    if not snaps[node.name].reachable:
+        return
+    for other in config.nodes:
+        if other.name == node.name or not other["data_ip"]:
+            continue
+        ok = await _run(nodes, node.name, ["sh", "-c", REACH_SCRIPT, "sh", other["data_ip"]])
+        if ok is not None:
+            add("net.reach", node.name, "pass", f"reaches {other.name} at {other['data_ip']}")
+        else:
+            add("net.reach", node.name, "fail", f"cannot reach {other.name} at {other['data_ip']} over the data network", "check cabling, addresses and routes")

@@ -1,0 +1,112 @@
+"""`spark-tui check` on the namespace test cluster."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from spark_tui.core.check import run_checks
+from spark_tui.core.nodes import Nodes
+from spark_tui.settings.resolve import Inputs, resolve
+from tests.cluster import cluster as tc
+
+pytestmark = pytest.mark.cluster
+
+
+def config_for(cluster, count, tmp_path, environ=None, **flags):
+    text = Path(cluster.cluster_yaml).read_text().partition("nodes:\n")[0]
+    body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:count])
+    path = tmp_path / f"c{count}.yaml"
+    path.write_text(text + "nodes:\n" + body)
+    return resolve(Inputs(cluster_file=str(path), user_config="", environ=environ or {}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+
+
+def checks(config):
+    async def go():
+        async with Nodes(config) as nodes:
+            return await run_checks(config, nodes)
+
+    results = asyncio.run(go())
+    return results, {(r.id, r.node): r for r in results}
+
+
+@pytest.mark.parametrize("count", [2, 4])
+def test_check_passes_on_a_healthy_cluster(cluster, tmp_path, count):
+    results, by = checks(config_for(cluster, count, tmp_path))
+    assert [r for r in results if r.status == "fail"] == []
+    for node in cluster.nodes[:count]:
+        for cid in ("ssh.reachable", "docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface", "roce.device", "roce.twins", "roce.dev_infiniband"):
+            assert by[(cid, node.name)].status == "pass", (cid, node.name, by[(cid, node.name)])
+        assert by[("model.cached", node.name)].status == "warn"  # the test model is in no cache
+    assert by[("image.same", "cluster")].status == "pass" and by[("parallel.size", "cluster")].status == "pass"
+    assert sum(r.id == "net.reach" and r.status == "pass" for r in results) == count * (count - 1)
+    assert "overlay2" in by[("docker.engine", cluster.nodes[0].name)].message
+    assert "GB10" in by[("gpu.present", cluster.nodes[0].name)].message
+
+
+def test_missing_image_names_the_node_and_the_fix(cluster, tmp_path):
+    cluster.delete_image(cluster.nodes[1])
+    try:
+        _, by = checks(config_for(cluster, 2, tmp_path))
+    finally:
+        cluster.import_image(cluster.nodes[1])
+    r = by[("image.present", cluster.nodes[1].name)]
+    assert r.status == "fail" and cluster.nodes[1].name in r.message and "docker save" in r.fix
+    assert by[("image.present", cluster.nodes[0].name)].status == "pass"
+
+
+def test_same_tag_different_image_fails(cluster, tmp_path):
+    cluster.import_image(cluster.nodes[1], variant="other")
+    try:
+        _, by = checks(config_for(cluster, 2, tmp_path))
+    finally:
+        cluster.import_image(cluster.nodes[1])
+    r = by[("image.same", "cluster")]
+    assert r.status == "fail" and cluster.nodes[1].name in r.message and "layer digests differ" in r.message
+
+
+def test_existing_container_fails_and_shows_its_image(cluster, tmp_path):
+    cluster.import_image(cluster.nodes[0], "someone/else:2", variant="other")
+    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "vllm_node", "someone/else:2", "sleep", "300")
+    _, by = checks(config_for(cluster, 2, tmp_path))
+    r = by[("container.absent", cluster.nodes[0].name)]
+    assert r.status == "fail" and "someone/else:2" in r.message
+
+
+def test_dockerd_down_fails_that_node_only(cluster, tmp_path):
+    cluster.stop_dockerd(cluster.nodes[1])
+    _, by = checks(config_for(cluster, 2, tmp_path))
+    assert by[("docker.engine", cluster.nodes[1].name)].status == "fail"
+    assert by[("image.present", cluster.nodes[1].name)].status == "skipped"
+    assert by[("docker.engine", cluster.nodes[0].name)].status == "pass"
+
+
+def test_one_twin_mtu_port_and_lookalike(cluster, tmp_path):
+    node = cluster.nodes[1]
+    tc.run(["ip", "-n", node.netns, "link", "set", tc.NETDEV, "mtu", "1500"])
+    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "squatter", "--network", "host", tc.IMAGE, "httpd", "-f", "-p", "8000")
+    try:
+        config = config_for(cluster, 2, tmp_path, environ={"IMAGE_NAME": "their/image"}, hca=["rocep1s0f1"])
+        results, by = checks(config)
+    finally:
+        tc.run(["ip", "-n", node.netns, "link", "set", tc.NETDEV, "mtu", "9000"])
+    assert by[("roce.twins", node.name)].status == "warn" and "roceP2p1s0f1" in by[("roce.twins", node.name)].message
+    assert by[("net.mtu", node.name)].status == "warn" and by[("net.mtu_equal", "cluster")].status == "fail"
+    assert by[("port.vllm_port", cluster.nodes[0].name)].status == "fail"
+    assert by[("port.master_port", cluster.nodes[0].name)].status == "pass"
+    look = by[("config.lookalike_env", "cluster")]
+    assert look.status == "warn" and "IMAGE_NAME=their/image" in look.message
+
+
+def test_unreachable_node_and_exit_codes(cluster, tmp_path, run_cli):
+    config_for(cluster, 2, tmp_path)
+    code, out, _ = run_cli("check", "--cluster", str(tmp_path / "c2.yaml"), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ok"]
+    cluster.link_down(cluster.nodes[1])
+    try:
+        code, out, _ = run_cli("check", "--cluster", str(tmp_path / "c2.yaml"), "--connect-timeout", "2")
+    finally:
+        cluster.link_up(cluster.nodes[1])
+    assert code == 1 and f"[FAIL] {cluster.nodes[1].name}" in out and "ssh.reachable" in out
