@@ -82,11 +82,18 @@ def cmd_status(args) -> int:
     config = load_config(args)
 
     async def once(nodes):
+        from spark_tui.core.launch import drift
+        from spark_tui.core.plan import LABEL_PREFIX
+
         snaps = await nodes.snapshot_all()
+        ours = any(c.labels.get(f"{LABEL_PREFIX}cluster") == config["name"] for s in snaps for c in s.containers)
+        items = [i for i in await drift(config, nodes) if i.what != "missing"] if ours else []
         if args.json:
-            _print_json([dataclasses.asdict(s) for s in snaps])
+            _print_json({"nodes": [dataclasses.asdict(s) for s in snaps], "drift": [dataclasses.asdict(i) for i in items]})
         else:
             print(render(snaps, config))
+            for i in items:
+                print(f"DRIFT {i.node} {i.what}: requested {i.requested}, actual {i.actual}")
         return snaps
 
     async def main():

@@ -179,3 +179,32 @@ def test_up_and_down_commands(cluster, tmp_path, run_cli):
     assert code == 0 and f"READY" in out and f"http://{cluster.nodes[0].ip}:8000/v1" in out
     code, out, _ = run_cli("down", "--cluster", path, "--yes")
     assert code == 0 and out.count("removed vllm_node") == 2
+
+
+def test_status_shows_drift_after_a_hand_replacement(cluster, tmp_path, run_cli):
+    config = config_for(cluster, 2, tmp_path)
+    ok, _, _ = asyncio.run(launch(config))
+    assert ok
+    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    assert "DRIFT" not in out
+    worker = cluster.nodes[1]
+    cluster.docker(worker, "rm", "-f", "vllm_node")
+    cluster.import_image(worker, "hand/made:1", variant="other")
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "hand/made:1", "sleep", "300")
+    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    assert f"DRIFT {worker.name} image: requested {tc.IMAGE}, actual hand/made:1" in out
+
+
+def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_path):
+    canary = "/tmp/spark-tui-launch-canary"
+    hostile = f"$(touch {canary}); `touch {canary}`; touch {canary}"
+    config = config_for(cluster, 2, tmp_path, env={"SPARK_TEST_SHARD_DELAY": "0.02", "HOSTILE": hostile},
+                        vllm_args=["--note", hostile])
+    ok, _, _ = asyncio.run(launch(config))
+    assert ok
+    head = cluster.nodes[0]
+    env = cluster.docker(head, "exec", "vllm_node", "sh", "-c", 'printf %s "$HOSTILE"').stdout
+    assert env == hostile
+    for node in cluster.nodes[:2]:
+        assert tc.run(node.nsenter("test", "-e", canary), check=False).returncode != 0
+        assert cluster.docker(node, "exec", "vllm_node", "test", "-e", canary, check=False).returncode != 0

@@ -177,6 +177,6 @@ def test_local_node_without_ssh(run_cli):
     import json as _json
 
     code, out, _ = run_cli("status", "--json", "--docker-socket", "/nonexistent/docker.sock")
-    snap = _json.loads(out)[0]
+    snap = _json.loads(out)["nodes"][0]
     assert snap["reachable"] and snap["host"]["hostname"] and snap["interfaces"]
     assert snap["docker_error"] and code == 1

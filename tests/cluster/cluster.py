@@ -345,7 +345,8 @@ def build_rootfs(root: Path, variant: str = "") -> Path:
 
 def down(root: Path = ROOT) -> None:
     """Remove everything a cluster (or a crashed earlier run) created. Idempotent."""
-    for pid in _pids_under(str(root)):
+    killed = _pids_under(str(root))
+    for pid in killed:
         _signal(pid, signal.SIGKILL)
     for netns in run(["ip", "netns", "list"], check=False).stdout.split("\n"):
         name = netns.split(" ")[0]
@@ -355,6 +356,18 @@ def down(root: Path = ROOT) -> None:
             run(["ip", "netns", "del", name], check=False)
     for pid in _pids_under(str(root)):
         _signal(pid, signal.SIGKILL)
+        killed.append(pid)
+    # A namespace (and its veth) lives until its last process is gone: wait, then delete
+    # any host-side veth left, so a following `up` never meets "File exists".
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in killed) and time.monotonic() < deadline:
+        for p in killed:
+            _reap(p)
+        time.sleep(0.02)
+    for line in run(["ip", "-o", "link", "show"], check=False).stdout.splitlines():
+        name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
+        if name.startswith("sptv"):
+            run(["ip", "link", "del", name], check=False)
     run(["ip", "link", "del", BRIDGE], check=False)
     while run(["iptables", "-D", "FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-j", "ACCEPT"], check=False).returncode == 0:
         pass
