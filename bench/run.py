@@ -54,14 +54,15 @@ def bench_parsers(target_lines: int) -> dict:
     return out
 
 
-def _config_for(cluster, count: int):
+def _config_for(cluster, count: int, env: dict | None = None):
     from spark_tui.settings.resolve import Inputs, resolve
 
     text = Path(cluster.cluster_yaml).read_text().partition("nodes:\n")[0]
     body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:count])
     path = cluster.root / f"bench-{count}.yaml"
     path.write_text(text + "nodes:\n" + body)
-    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}))
+    flags = {"env": (env, "--env")} if env else {}
+    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}, flags=flags))
 
 
 def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
@@ -98,6 +99,41 @@ def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
     return results
 
 
+def bench_operations(cluster, counts: list[int]) -> dict:
+    """Wall time of check, up (to ready) and down on N nodes: parallel means N costs about what 1 does."""
+    from spark_tui.core.check import run_checks
+    from spark_tui.core.launch import Launch, teardown
+    from spark_tui.core.nodes import Nodes
+
+    out = {}
+    for count in counts:
+        config = _config_for(cluster, count, env={"SPARK_TEST_SHARD_DELAY": "0"})
+
+        async def ops():
+            times = {}
+            async with Nodes(config) as nodes:
+                await nodes.snapshot_all()  # connections up, as in the cockpit
+                start = time.perf_counter()
+                results = await run_checks(config, nodes)
+                times["check_s"] = time.perf_counter() - start
+                assert not [r for r in results if r.status == "fail"], results
+                start = time.perf_counter()
+                ok = await Launch(config, nodes, lambda e: None, {n.name: True for n in config.nodes}).run()
+                times["up_s"] = time.perf_counter() - start
+                assert ok
+                start = time.perf_counter()
+                assert await teardown(config, nodes, lambda e: None)
+                times["down_s"] = time.perf_counter() - start
+            return {k: round(v, 2) for k, v in times.items()}
+
+        out[count] = asyncio.run(ops())
+    base = out[counts[0]]
+    for r in out.values():
+        for key in ("check_s", "up_s", "down_s"):
+            r[key.replace("_s", "_vs_1")] = round(r[key] / base[key], 2)
+    return out
+
+
 def bench_startup(repeats: int) -> dict:
     times = []
     for _ in range(repeats):
@@ -125,6 +161,7 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
         results["cluster_up_s"] = round(time.perf_counter() - start, 2)
     try:
         results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 5)
+        results["operations"] = bench_operations(cluster, counts)
     finally:
         if own is not None:
             from tests.cluster import cluster as tc
@@ -133,6 +170,8 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
     print(table("parsers (one core)", [["parser", "lines", "lines/s"]] + [[k, v["lines"], v["lines_per_s"]] for k, v in results["parsers"].items()]))
     print(table("refresh: one full snapshot", [["nodes", "persistent ms", "ssh-per-command ms", "vs 1 node", "ssh / persistent"]]
                 + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"]] for n, r in results["refresh"].items()]))
+    print(table("check / up / down wall time (s)", [["nodes", "check", "up", "down", "check vs 1", "up vs 1", "down vs 1"]]
+                + [[n, r["check_s"], r["up_s"], r["down_s"], r["check_vs_1"], r["up_vs_1"], r["down_vs_1"]] for n, r in results["operations"].items()]))
     print(table("startup", [["what", "seconds"], ["spark-tui --help", results["startup"]["help_s"]]]))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

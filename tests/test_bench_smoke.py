@@ -20,3 +20,9 @@ def test_refresh_bench_smoke(cluster):
 
 def test_startup_bench_smoke():
     assert 0 < bench.bench_startup(1)["help_s"] < 10
+
+
+@pytest.mark.cluster
+def test_operations_bench_smoke(cluster):
+    out = bench.bench_operations(cluster, [1])
+    assert out[1]["up_s"] > 0 and out[1]["check_vs_1"] == 1.0

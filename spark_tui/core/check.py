@@ -14,7 +14,7 @@ from typing import Callable
 import docker
 import requests
 
-from spark_tui.core.connection import NodeError
+from spark_tui.core.connection import NodeError, quote
 from spark_tui.core.launch import _exact, docker_client
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, snapshot
@@ -22,7 +22,10 @@ from spark_tui.parsers import netif
 from spark_tui.settings.resolve import Config, NodeConfig
 
 # Each node checks the others with its own tools: ping where present, else a TCP connect to sshd.
-REACH_SCRIPT = 'if command -v ping >/dev/null 2>&1; then ping -c 1 -W 2 "$1" >/dev/null 2>&1; else timeout 3 bash -c "exec 3<>/dev/tcp/$1/22" 2>/dev/null; fi'
+REACH_SCRIPT = (
+    'for ip in "$@"; do if command -v ping >/dev/null 2>&1; then ping -c 1 -W 2 "$ip" >/dev/null 2>&1; '
+    'else timeout 3 bash -c "exec 3<>/dev/tcp/$ip/22" 2>/dev/null; fi && echo "ok $ip" || echo "fail $ip" & done; wait'
+)
 CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; { df -Pk "$p" 2>/dev/null || df -Pk "$HOME"; } | tail -n 1'
 
 
@@ -173,10 +176,11 @@ def _network(config: Config, node: NodeConfig, snap: NodeSnapshot, add) -> None:
                 "load the RDMA drivers, or set privileged: true")
 
 
-async def _run(nodes: Nodes, node: str, argv: list[str]) -> str | None:
+async def _run(nodes: Nodes, node: str, script: str, *args: str) -> str | None:
+    """Run `script` with positional args in the node's persistent shell (args quoted, never interpolated)."""
+    line = f"set -- {quote(list(args))}\n{script}" if args else script
     try:
-        res = await nodes.transports[node].run(argv, timeout=20)
-        return res.stdout if res.exit_status == 0 else None
+        return await nodes.transports[node].run_script(line, timeout=20)
     except (NodeError, asyncio.TimeoutError):
         return None
 
@@ -188,11 +192,11 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
         return
     volumes = node["volumes"]
     cache = volumes[0].split(":")[0] if volumes else "~/.cache/huggingface"
-    out = await _run(nodes, node.name, ["sh", "-c", CACHE_SCRIPT, "sh", cache, "models--" + model.replace("/", "--"), model])
+    out = await _run(nodes, node.name, CACHE_SCRIPT, cache, "models--" + model.replace("/", "--"), model)
     if out is None:
         add("model.cached", node.name, "skipped", "could not look at the cache")
         return
-    lines = out.splitlines()
+    lines = out.strip().splitlines()
     free = ""
     if len(lines) > 1 and len(lines[1].split()) >= 4 and lines[1].split()[3].isdigit():
         free = f"; {int(lines[1].split()[3]) / 1024 / 1024:.0f} GiB free there"
@@ -203,7 +207,7 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
 
 
 async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
-    out = await _run(nodes, node.name, ["sh", "-c", "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"])
+    out = await _run(nodes, node.name, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null")
     listening = set()
     for line in (out or "").splitlines()[1:]:
         parts = line.split()
@@ -250,11 +254,13 @@ def _cluster_checks(config: Config, snaps: dict[str, NodeSnapshot], layers: dict
 async def _reach(config: Config, node: NodeConfig, snaps: dict[str, NodeSnapshot], nodes: Nodes, add) -> None:
     if not snaps[node.name].reachable:
         return
-    for other in config.nodes:
-        if other.name == node.name or not other["data_ip"]:
-            continue
-        ok = await _run(nodes, node.name, ["sh", "-c", REACH_SCRIPT, "sh", other["data_ip"]])
-        if ok is not None:
-            add("net.reach", node.name, "pass", f"reaches {other.name} at {other['data_ip']}")
+    others = {o["data_ip"]: o for o in config.nodes if o.name != node.name and o["data_ip"]}
+    if not others:
+        return
+    out = await _run(nodes, node.name, REACH_SCRIPT, *others) or ""
+    ok = {line.split()[1] for line in out.splitlines() if line.startswith("ok ")}
+    for ip, other in others.items():
+        if ip in ok:
+            add("net.reach", node.name, "pass", f"reaches {other.name} at {ip}")
         else:
-            add("net.reach", node.name, "fail", f"cannot reach {other.name} at {other['data_ip']} over the data network", "check cabling, addresses and routes")
+            add("net.reach", node.name, "fail", f"cannot reach {other.name} at {ip} over the data network", "check cabling, addresses and routes")
