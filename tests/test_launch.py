@@ -138,7 +138,7 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
     worker = cluster.nodes[1]
     cluster.docker(worker, "rm", "-f", "vllm_node")
     cluster.import_image(worker, variant="other")  # another image under the same tag
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--network", "host", tc.IMAGE, "sleep", "300")
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--network", "host", "-v", "/tmp:/hostdata", tc.IMAGE, "sleep", "300")
 
     async def check():
         async with Nodes(config) as nodes:
@@ -147,7 +147,9 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
     try:
         items = asyncio.run(check())
         whats = {i.what for i in items if i.node == worker.name}
-        assert {"image", "command", "config-hash"} <= whats
+        assert {"image", "command", "config-hash", "mounts"} <= whats
+        mounts = next(i for i in items if i.what == "mounts")
+        assert (mounts.requested, mounts.actual) == ("none", "/tmp:/hostdata")
         image = next(i for i in items if i.what == "image")
         assert "another image under the same tag" in image.actual
         assert not [i for i in items if i.node == cluster.nodes[0].name]

@@ -341,6 +341,10 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
         command = (cfg.get("Entrypoint") or []) + (cfg.get("Cmd") or [])
         if command != spec.command:
             items.append(DriftItem(spec.node, "command", shlex.join(spec.command), shlex.join(command)))
+        mounts = sorted(f"{m.get('Source')}:{m.get('Destination')}" for m in c.attrs.get("Mounts") or [] if m.get("Type") == "bind")
+        wanted = sorted(":".join(v.split(":")[:2]) for v in spec.volumes if not v.startswith("~"))
+        if wanted != mounts and not any(v.startswith("~") for v in spec.volumes):
+            items.append(DriftItem(spec.node, "mounts", ", ".join(wanted) or "none", ", ".join(mounts) or "none"))
         labels = cfg.get("Labels") or {}
         want_hash = spec.labels[f"{planmod.LABEL_PREFIX}config-hash"]
         if labels.get(f"{planmod.LABEL_PREFIX}config-hash") != want_hash:
