@@ -57,12 +57,9 @@ def bench_parsers(target_lines: int) -> dict:
 def _config_for(cluster, count: int, env: dict | None = None):
     from spark_tui.settings.resolve import Inputs, resolve
 
-    text = Path(cluster.cluster_yaml).read_text().partition("nodes:\n")[0]
-    body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:count])
-    path = cluster.root / f"bench-{count}.yaml"
-    path.write_text(text + "nodes:\n" + body)
+    path = cluster.cluster_file(count, cluster.root / f"bench-{count}.yaml")
     flags = {"env": (env, "--env")} if env else {}
-    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}, flags=flags))
+    return resolve(Inputs(cluster_file=path, user_config="", environ={}, flags=flags))
 
 
 def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:

@@ -137,7 +137,7 @@ def _one_pair(kind: kinds.EnvMap, item: str) -> dict:
     return kind.from_yaml({key: val})
 
 
-def load_config(args: argparse.Namespace, environ=None, interactive=None):
+def load_config(args: argparse.Namespace, environ=None, interactive=None, detected=None):
     from spark_tui.settings.resolve import Inputs, resolve
 
     environ = os.environ if environ is None else environ
@@ -149,6 +149,7 @@ def load_config(args: argparse.Namespace, environ=None, interactive=None):
         environ=dict(environ),
         flags=flags,
         interactive=interactive or {},
+        detected=detected or {},
     )
     return resolve(inputs)
 

@@ -75,7 +75,6 @@ def cmd_diagnose(args) -> int:
 def cmd_status(args) -> int:
     import asyncio
     import dataclasses
-    import time
 
     from spark_tui.core.nodes import Nodes
     from spark_tui.status_text import render
@@ -172,9 +171,20 @@ def cmd_up(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
 
     async def main() -> int:
+        from spark_tui.core.probes import detected_values
+
+        nonlocal config
         async with Nodes(config) as nodes:
             snaps = await nodes.snapshot_all()
             has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
+            detected = detected_values(config, snaps)
+            if detected:
+                # Unset netdev/hca take what the nodes show, labelled "detected" in the provenance.
+                config = load_config(args, detected=detected)
+                nodes.config = config
+                for name, found in detected.items():
+                    for key, (value, how) in found.items():
+                        print(f"detected {name}.{key} = {value} ({how})", file=sys.stderr)
             ok = await Launch(config, nodes, emit, has_gpu).run()
             if not ok:
                 return 1

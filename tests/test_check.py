@@ -2,7 +2,6 @@
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
@@ -15,11 +14,8 @@ pytestmark = pytest.mark.cluster
 
 
 def config_for(cluster, count, tmp_path, environ=None, **flags):
-    text = Path(cluster.cluster_yaml).read_text().partition("nodes:\n")[0]
-    body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:count])
-    path = tmp_path / f"c{count}.yaml"
-    path.write_text(text + "nodes:\n" + body)
-    return resolve(Inputs(cluster_file=str(path), user_config="", environ=environ or {}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+    path = cluster.cluster_file(count, tmp_path / f"c{count}.yaml")
+    return resolve(Inputs(cluster_file=path, user_config="", environ=environ or {}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
 
 
 def checks(config):

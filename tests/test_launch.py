@@ -15,12 +15,9 @@ pytestmark = pytest.mark.cluster
 
 
 def config_for(cluster, count, tmp_path, **flags):
-    text = Path(cluster.cluster_yaml).read_text().partition("nodes:\n")[0]
-    body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in cluster.nodes[:count])
-    path = tmp_path / f"c{count}.yaml"
-    path.write_text(text + "nodes:\n" + body)
+    path = cluster.cluster_file(count, tmp_path / f"c{count}.yaml")
     flags.setdefault("env", {"SPARK_TEST_SHARD_DELAY": "0.02"})
-    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+    return resolve(Inputs(cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
 
 
 def containers(cluster, count):
@@ -178,7 +175,7 @@ def test_up_and_down_commands(cluster, tmp_path, run_cli):
     config_for(cluster, 2, tmp_path)
     path = str(tmp_path / "c2.yaml")
     code, out, _ = run_cli("up", "--cluster", path, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
-    assert code == 0 and f"READY" in out and f"http://{cluster.nodes[0].ip}:8000/v1" in out
+    assert code == 0 and "READY" in out and f"http://{cluster.nodes[0].ip}:8000/v1" in out
     code, out, _ = run_cli("down", "--cluster", path, "--yes")
     assert code == 0 and out.count("removed vllm_node") == 2
 
@@ -210,3 +207,26 @@ def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_pat
     for node in cluster.nodes[:2]:
         assert tc.run(node.nsenter("test", "-e", canary), check=False).returncode != 0
         assert cluster.docker(node, "exec", "vllm_node", "test", "-e", canary, check=False).returncode != 0
+
+
+def test_unset_netdev_and_hca_are_detected_and_labelled(cluster, tmp_path):
+    from spark_tui.core.probes import detected_values
+
+    path = cluster.cluster_file(2, tmp_path / "nodetect.yaml")
+    text = "".join(line + "\n" for line in Path(path).read_text().splitlines() if not line.startswith(("netdev:", "hca:")))
+    Path(path).write_text(text)
+    config = resolve(Inputs(cluster_file=path, user_config="", environ={}))
+    assert config.node(cluster.nodes[1].name)["netdev"] is None
+
+    async def go():
+        async with Nodes(config) as nodes:
+            return await nodes.snapshot_all()
+
+    detected = detected_values(config, asyncio.run(go()))
+    config = resolve(Inputs(cluster_file=path, user_config="", environ={}, detected=detected))
+    worker = config.node(cluster.nodes[1].name)
+    assert worker["netdev"] == tc.NETDEV and worker.values["netdev"].source.layer == "detected"
+    assert worker["hca"] == ["rocep1s0f1", "roceP2p1s0f1"]
+    env = {v.name: v for v in worker.container_env}
+    assert env["NCCL_SOCKET_IFNAME"].value == tc.NETDEV and "detected on spark-2" in env["NCCL_SOCKET_IFNAME"].derived_from
+    assert env["NCCL_IB_HCA"].value == "rocep1s0f1,roceP2p1s0f1"

@@ -230,3 +230,30 @@ def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]
         return info, out
     finally:
         client.close()
+
+
+def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, dict[str, tuple[object, str]]]:
+    """Per-node values found on the nodes, for settings left unset: the `detected` layer.
+
+    netdev: the interface holding data_ip; hca: its RoCE device and that device's twin.
+    """
+    from spark_tui.parsers.netif import twin_of
+
+    out: dict[str, dict[str, tuple[object, str]]] = {}
+    for snap in snaps:
+        node = config.node(snap.node)
+        iface = snap.data_interface
+        if not snap.reachable or iface is None:
+            continue
+        found: dict[str, tuple[object, str]] = {}
+        if node["netdev"] is None:
+            found["netdev"] = (iface.name, f"on {node.name}: the interface holding {node['data_ip']}")
+        if not node["hca"] and iface.roce_device:
+            devices = [iface.roce_device]
+            twin = twin_of(iface.roce_device)
+            if twin and any(m.device == twin for m in snap.roce):
+                devices.append(twin)
+            found["hca"] = (devices, f"on {node.name}: RoCE device(s) of {iface.name}" + (" and its twin" if len(devices) > 1 else ""))
+        if found:
+            out[node.name] = found
+    return out

@@ -93,6 +93,13 @@ class Cluster:
     def cluster_yaml(self) -> str:
         return str(self.root / "cluster.yaml")
 
+    def cluster_file(self, count: int, path) -> str:
+        """A cluster file for the first `count` nodes (the generated one lists them all)."""
+        settings = Path(self.cluster_yaml).read_text().partition("nodes:\n")[0]
+        body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n" for n in self.nodes[:count])
+        Path(path).write_text(settings + "nodes:\n" + body)
+        return str(path)
+
     def ssh_argv(self, node: Node, *command: str) -> list[str]:
         return [
             "ssh", "-i", self.client_key, "-o", f"UserKnownHostsFile={self.known_hosts}",
