@@ -142,10 +142,10 @@ class Launch:
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
-    async def _logs(self, node: str) -> list[str]:
+    async def _logs(self, node: str, tail: int | str = 400) -> list[str]:
         cid = next(c for n, c in self.started if n == node)
         try:
-            raw = await asyncio.to_thread(lambda: self.clients[node].containers.get(cid).logs(tail=400))
+            raw = await asyncio.to_thread(lambda: self.clients[node].containers.get(cid).logs(tail=tail))
         except docker.errors.DockerException:
             return []
         return raw.decode(errors="replace").splitlines()
@@ -222,8 +222,9 @@ class Launch:
             nonlocal seen
             for node in self.config.nodes:
                 await self._alive_or_fail(node.name)
-            lines = await self._logs(head.name)
-            for line in lines[seen:] if len(lines) >= seen else lines:
+            # The whole log, fed from where the last poll stopped (a tail window would lose its place).
+            lines = await self._logs(head.name, tail="all")
+            for line in lines[seen:]:
                 nccl.feed(line, time.monotonic())
                 vllm_p.feed(line)
             seen = len(lines)
