@@ -353,3 +353,23 @@ def test_sample_clusters_resolve():
         assert config.nodes and config.head
     with pytest.raises(ConfigError, match="no `nodes:` list"):
         resolve(Inputs(cluster_file=str(ROOT / "sample_clusters" / "template.yaml"), user_config=""))
+
+
+@pytest.mark.parametrize("high", ["user", "cluster", "env", "flag", "interactive"])
+def test_detected_values_lose_to_every_configured_layer(tmp_path, high):
+    user = write(tmp_path, "user.yaml", "netdev: eth-user\n") if high == "user" else ""
+    node_line = "  - {name: a, host: 10.0.0.1" + (", netdev: eth-cluster}" if high == "cluster" else "}")
+    cluster = write(tmp_path, "c.yaml", "nodes:\n" + node_line + "\n")
+    inputs = Inputs(
+        cluster_file=cluster, user_config=user,
+        environ={"SPARK_TUI_NETDEV": "eth-env"} if high == "env" else {},
+        flags={"netdev": ("eth-flag", "--netdev")} if high == "flag" else {},
+        interactive={"nodes.a.netdev": "eth-interactive"} if high == "interactive" else {},
+        detected={"a": {"netdev": ("eth-detected", "on a: the interface holding 10.0.0.1")}},
+    )
+    value = resolve(inputs).node("a").values["netdev"]
+    assert value.value == f"eth-{high}" and value.source.layer == high
+    assert any(c.value == "eth-detected" and c.source.layer == "detected" for c, _ in value.overridden())
+    alone = resolve(Inputs(cluster_file=cluster if high != "cluster" else write(tmp_path, "d.yaml", "nodes:\n  - {name: a, host: 10.0.0.1}\n"),
+                           user_config="", detected=inputs.detected)).node("a").values["netdev"]
+    assert alone.value == "eth-detected" and str(alone.source) == "detected on a: the interface holding 10.0.0.1"
