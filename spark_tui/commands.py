@@ -48,10 +48,27 @@ def cmd_info(args) -> int:
 
 
 def cmd_cockpit(args) -> int:
-    # The Textual cockpit is not built yet; say so instead of failing obscurely.
-    load_config(args)  # bad input is still reported as such
-    print("spark-tui: the cockpit is not built yet; use the headless commands (spark-tui --help)", file=sys.stderr)
-    return 1
+    """`spark-tui` with no command: the Textual cockpit for the resolved cluster."""
+    if not sys.stdout.isatty() or not sys.stdin.isatty():
+        from spark_tui.errors import ConfigError
+
+        raise ConfigError("terminal", "the cockpit needs a terminal; use the headless commands (spark-tui --help)")
+    app = build_app(args)
+    app.run()
+    return 0
+
+
+def build_app(args, environ=None):
+    """The cockpit for parsed args; bad input (config, keys, theme) raises ConfigError before any screen."""
+    from spark_tui.core.cockpit import CockpitCore
+    from spark_tui.ui.app import SparkApp
+
+    config = load_config(args, environ)
+
+    def reconfigure(interactive: dict, detected: dict):
+        return load_config(args, environ, interactive=interactive, detected=detected)
+
+    return SparkApp(CockpitCore(config, reconfigure))
 
 
 def cmd_diagnose(args) -> int:

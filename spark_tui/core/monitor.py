@@ -1,0 +1,228 @@
+"""What the cockpit shows per node, refreshed one node at a time.
+
+`Monitor.refresh(node)` returns a NodeView: the live snapshot, the GPU memory history,
+the NCCL summary and tail of the node's spark-tui container (read incrementally, so a
+long log is never re-read) and drift marks. Each node refreshes on its own, so a dead
+node never holds up the others. No Textual here: the cockpit and tests both use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import docker
+import requests
+
+from spark_tui.core.connection import NodeError
+from spark_tui.core.logs import _since_arg, split_timestamp
+from spark_tui.core.nodes import Nodes
+from spark_tui.core.plan import LABEL_PREFIX
+from spark_tui.core.probes import ContainerState, NodeSnapshot, snapshot
+from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
+from spark_tui.settings.resolve import Config
+
+HISTORY = 60  # GPU memory samples kept for the sparkline
+NCCL_TAIL = 12
+
+
+@dataclass
+class NodeView:
+    node: str
+    host: str
+    role: str  # head | worker
+    snapshot: NodeSnapshot
+    retry_in: float | None = None  # seconds until the next reconnect attempt, when unreachable
+    memory_history: list[float] = field(default_factory=list)  # used fraction, oldest first
+    nccl: NcclSummary | None = None
+    nccl_tail: list[str] = field(default_factory=list)
+    nccl_verdicts: list[Verdict] = field(default_factory=list)
+    drifted: dict[str, list[str]] = field(default_factory=dict)  # container name -> what differs
+
+    def own_containers(self, cluster: str) -> list[ContainerState]:
+        return [c for c in self.snapshot.containers if c.labels.get(f"{LABEL_PREFIX}cluster") == cluster]
+
+    @property
+    def memory_fraction(self) -> float | None:
+        g = self.snapshot.gpu
+        if g is None or not g.present:
+            return None
+        if g.unified is not None and g.unified.total_mib:
+            return g.unified.used_mib / g.unified.total_mib
+        used = sum(c.memory_used_mib or 0 for c in g.gpus)
+        total = sum(c.memory_total_mib or 0 for c in g.gpus)
+        return used / total if total else None
+
+
+@dataclass
+class _NcclState:
+    container_id: str
+    parser: NcclParser
+    tail: deque
+    last: tuple[int, int] | None = None
+
+
+@dataclass
+class ImageRow:
+    """One image reference as found across the nodes."""
+
+    ref: str
+    nodes: dict[str, str]  # node -> short image id
+    layers: dict[str, tuple]  # node -> layer digests
+    digest: str  # a RepoDigest, or the top layer when the image was never pushed
+    size_mb: float
+    created: str
+
+    @property
+    def mismatch(self) -> bool:
+        """Same tag, different content on some node (layer digests differ)."""
+        return len(set(self.layers.values())) > 1
+
+
+class Monitor:
+    def __init__(self, config: Config, nodes: Nodes):
+        self.config = config
+        self.nodes = nodes
+        self._history: dict[str, deque] = {n.name: deque(maxlen=HISTORY) for n in config.nodes}
+        self._nccl: dict[str, _NcclState] = {}
+
+    async def refresh(self, name: str) -> NodeView:
+        node = self.config.node(name)
+        transport = self.nodes.transports[name]
+        snap = await snapshot(transport, node)
+        view = NodeView(name, node["host"], "head" if node.is_head else "worker", snap)
+        if not snap.reachable:
+            retry = getattr(transport, "next_retry", 0.0) - time.monotonic()
+            view.retry_in = max(0.0, retry)
+            view.memory_history = list(self._history[name])
+            return view
+        frac = view.memory_fraction
+        if frac is not None:
+            self._history[name].append(frac)
+        view.memory_history = list(self._history[name])
+        own = [c for c in view.own_containers(self.config["name"]) if c.name == self.config["container_name"]]
+        if own and not snap.docker_error:
+            await self._read_nccl(name, own[0])
+            state = self._nccl.get(name)
+            if state:
+                view.nccl, view.nccl_tail = state.parser.summary, list(state.tail)
+                view.nccl_verdicts = state.parser.summary.verdicts(time.monotonic(), self.config["timeouts.nccl_init"])
+        view.drifted = self._drift_marks(name, snap)
+        return view
+
+    async def _read_nccl(self, name: str, container: ContainerState) -> None:
+        state = self._nccl.get(name)
+        cid = container.labels.get(f"{LABEL_PREFIX}config-hash", "") + container.started_at
+        if state is None or state.container_id != cid:
+            state = self._nccl[name] = _NcclState(cid, NcclParser(), deque(maxlen=NCCL_TAIL))
+        try:
+            url = await self.nodes.transports[name].docker_url()
+            raw = await asyncio.to_thread(_logs_since, url, container.name, state.last)
+        except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+            return
+        now = time.monotonic()
+        for line in raw.splitlines():
+            key, text = split_timestamp(line)
+            if key is not None:
+                if state.last is not None and key <= state.last:
+                    continue
+                state.last = key
+            if state.parser.feed(text, now):
+                state.tail.append(text)
+
+    def _drift_marks(self, name: str, snap: NodeSnapshot) -> dict[str, list[str]]:
+        """A quick per-container comparison with the plan (image and config hash) for the panes."""
+        from spark_tui.core.plan import build
+
+        spec = next((s for s in build(self.config) if s.node == name), None)
+        marks: dict[str, list[str]] = {}
+        if spec is None:
+            return marks
+        for c in snap.containers:
+            if c.name != spec.name or c.labels.get(f"{LABEL_PREFIX}cluster") not in (None, self.config["name"]):
+                continue
+            diffs = []
+            if c.image_ref != spec.image:
+                diffs.append(f"image {c.image_ref} (requested {spec.image})")
+            if c.labels.get(f"{LABEL_PREFIX}config-hash") != spec.labels[f"{LABEL_PREFIX}config-hash"]:
+                diffs.append("config differs from the plan")
+            if diffs:
+                marks[c.name] = diffs
+        return marks
+
+    async def images(self) -> list[ImageRow]:
+        """Every tagged image on every reachable node, grouped by reference."""
+        async def one(name: str):
+            try:
+                url = await self.nodes.transports[name].docker_url()
+                return name, await asyncio.to_thread(_list_images, url)
+            except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+                return name, []
+
+        rows: dict[str, ImageRow] = {}
+        for name, images in await asyncio.gather(*(one(n.name) for n in self.config.nodes)):
+            for ref, attrs in images:
+                layers = tuple((attrs.get("RootFS") or {}).get("Layers") or [])
+                row = rows.get(ref)
+                if row is None:
+                    digests = attrs.get("RepoDigests") or []
+                    digest = digests[0].split("@", 1)[-1] if digests else (layers[-1] if layers else "")
+                    row = rows[ref] = ImageRow(ref, {}, {}, digest, (attrs.get("Size") or 0) / 1e6, (attrs.get("Created") or "")[:19])
+                row.nodes[name] = attrs.get("Id", "")[7:19]
+                row.layers[name] = layers
+        return sorted(rows.values(), key=lambda r: (-len(r.nodes), r.ref))
+
+    async def teardown_targets(self) -> dict[str, list[str] | str]:
+        """What `down` would remove, per node: container descriptions, or why the node cannot tell."""
+        name, cluster = self.config["container_name"], self.config["name"]
+
+        async def one(node: str):
+            try:
+                url = await self.nodes.transports[node].docker_url()
+                found = await asyncio.to_thread(_own_containers, url, cluster, name)
+                return node, found
+            except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+                return node, f"unreachable: {str(exc).split(': ', 1)[-1][:120]}"
+
+        return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
+
+
+def _client(url: str) -> docker.DockerClient:
+    return docker.DockerClient(base_url=url, timeout=15)
+
+
+def _logs_since(url: str, name: str, last: tuple[int, int] | None) -> str:
+    client = _client(url)
+    try:
+        c = client.containers.get(name)
+        kwargs = dict(timestamps=True)
+        if last is None:
+            kwargs["tail"] = 5000
+        else:
+            kwargs["since"] = _since_arg(last)
+        return c.logs(**kwargs).decode("utf-8", errors="replace")
+    finally:
+        client.close()
+
+
+def _list_images(url: str) -> list[tuple[str, dict]]:
+    client = _client(url)
+    try:
+        out = []
+        for img in client.images.list():
+            for ref in img.tags:
+                out.append((ref, img.attrs))
+        return out
+    finally:
+        client.close()
+
+
+def _own_containers(url: str, cluster: str, name: str) -> list[str]:
+    client = _client(url)
+    try:
+        found = client.containers.list(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"})
+        return [f"{c.name} ({c.status}, image {c.attrs['Config'].get('Image', '?')})" for c in found if c.name == name]
+    finally:
+        client.close()

@@ -1,0 +1,75 @@
+"""Every key binding of the cockpit, with an id the user config can remap (`keys:`).
+
+No Textual import: the CLI validates `keys` against this list before the cockpit starts,
+and the help screen, the screens' BINDINGS and the README all read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spark_tui.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    id: str
+    key: str  # Textual key string; several keys separated by commas
+    action: str
+    description: str
+    where: str  # app | dashboard | wizard | logs | dialog
+    show: bool = True
+
+
+KEYS: tuple[KeySpec, ...] = (
+    KeySpec("help", "question_mark", "help", "Help: every binding", "app"),
+    KeySpec("quit", "q", "quit", "Quit", "app"),
+    KeySpec("palette", "ctrl+p", "command_palette", "Command palette", "app", show=False),
+    KeySpec("wizard", "w", "wizard", "Launch wizard", "app"),
+    KeySpec("logs", "l", "logs", "Logs", "app"),
+    KeySpec("refresh", "r", "refresh", "Refresh now", "app"),
+    KeySpec("teardown", "ctrl+d", "teardown", "Tear down (confirm)", "app"),
+    KeySpec("next_pane", "tab,right", "app.focus_next", "Next pane", "dashboard", show=False),
+    KeySpec("prev_pane", "shift+tab,left", "app.focus_previous", "Previous pane", "dashboard", show=False),
+    KeySpec("wizard.next", "n,ctrl+n", "next", "Next step", "wizard"),
+    KeySpec("wizard.back", "escape,b", "back", "Back", "wizard"),
+    KeySpec("wizard.edit", "e", "edit", "Edit setting", "wizard"),
+    KeySpec("wizard.launch", "ctrl+l", "launch", "Launch", "wizard"),
+    KeySpec("logs.back", "escape", "back", "Back", "logs"),
+    KeySpec("logs.filter", "slash", "filter", "Filter (regex)", "logs"),
+    KeySpec("logs.search", "ctrl+f", "search", "Search", "logs"),
+    KeySpec("logs.pause", "p", "pause", "Pause / follow", "logs"),
+    KeySpec("logs.nccl", "c", "nccl_only", "NCCL only", "logs"),
+    KeySpec("logs.wrap", "ctrl+w", "wrap", "Wrap", "logs"),
+    KeySpec("logs.save", "s", "save", "Save log", "logs"),
+    KeySpec("logs.source", "o", "next_source", "Next source", "logs"),
+    KeySpec("confirm.yes", "y", "yes", "Yes", "dialog"),
+    KeySpec("confirm.no", "n,escape", "no", "No", "dialog"),
+)
+
+BY_ID = {k.id: k for k in KEYS}
+
+
+def for_screen(where: str) -> list[KeySpec]:
+    return [k for k in KEYS if k.where == where]
+
+
+def validate_keymap(keymap: dict[str, str], source_of) -> dict[str, str]:
+    """The `keys` setting: every id must exist; errors name where the bad id came from."""
+    for binding_id, keys in keymap.items():
+        if binding_id not in BY_ID:
+            from spark_tui.settings.resolve import closest
+
+            hint = closest(binding_id, BY_ID)
+            raise ConfigError(str(source_of(binding_id)), f"keys: no binding with id {binding_id!r}"
+                              + (f"; did you mean {hint!r}?" if hint else f" (ids: {', '.join(BY_ID)})"))
+        if not keys.strip():
+            raise ConfigError(str(source_of(binding_id)), f"keys: {binding_id} needs at least one key")
+    return keymap
+
+
+def markdown_table() -> str:
+    rows = ["| id | keys | where | what |", "|---|---|---|---|"]
+    for k in KEYS:
+        rows.append(f"| `{k.id}` | `{k.key}` | {k.where} | {k.description} |")
+    return "\n".join(rows)

@@ -1,0 +1,192 @@
+"""The cockpit app: owns the CockpitCore, refreshes every node on its own, routes keys to screens.
+
+Screens: dashboard (panes per node), wizard (image -> check -> review -> launch), logs,
+the teardown confirmation and help. The app holds no SSH, Docker or parsing logic; it
+calls the core and shows the typed events it emits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+
+from textual import work
+from textual.app import App
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from spark_tui.core import events as ev
+from spark_tui.core.cockpit import CockpitCore
+from spark_tui.core.monitor import NodeView
+from spark_tui.keys import validate_keymap
+from spark_tui.ui import themes
+from spark_tui.ui.keys_ui import bindings_for
+from spark_tui.ui.messages import CoreEvent, JobDone, NodeRefreshed
+from spark_tui.ui.screens.dashboard import DashboardScreen
+from spark_tui.ui.screens.dialogs import ConfirmTeardown, HelpScreen
+from spark_tui.ui.screens.logs import ALL, LogsScreen
+from spark_tui.ui.screens.wizard import WizardScreen
+
+
+class SparkCommands(Provider):
+    """ctrl+p: launch, teardown, check, logs for a node, theme."""
+
+    def _commands(self) -> list[tuple[str, object, str]]:
+        app: SparkApp = self.app  # type: ignore[assignment]
+        out = [
+            ("Launch wizard", app.action_wizard, "image, check, review, launch"),
+            ("Tear down", app.action_teardown, "stop and remove the cluster's containers (asks first)"),
+            ("Run check", partial(app.open_wizard, "check"), "every check on every node"),
+            ("Logs: all nodes", partial(app.open_logs, ALL), "follow every spark-tui container, merged"),
+        ]
+        out += [(f"Logs: node {n.name}", partial(app.open_logs, n.name), f"follow {n.name}'s container") for n in app.core.config.nodes]
+        out += [(f"Theme: {name}", partial(setattr, app, "theme", name), "switch theme") for name in sorted(app.spark_themes)]
+        return out
+
+    async def discover(self) -> Hits:
+        for name, action, help_ in self._commands():
+            yield DiscoveryHit(name, action, help=help_)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, action, help_ in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), action, help=help_)
+
+
+class SparkApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "spark-tui"
+    BINDINGS = bindings_for("app")
+    COMMANDS = App.COMMANDS | {SparkCommands}
+
+    def __init__(self, core: CockpitCore, live_refresh: bool = True):
+        super().__init__()
+        self.core = core
+        self.live_refresh = live_refresh
+        self.views: dict[str, NodeView] = {}
+        self._wake = asyncio.Event()
+        config = core.config
+        self.readonly = bool(config["readonly"])
+        self.spark_themes = themes.load_all()
+        self.keymap = validate_keymap(dict(config["keys"]), lambda k: config.values["keys"].item_sources.get(k, "keys"))
+        if config["theme"] not in self.spark_themes:
+            from spark_tui.errors import ConfigError
+
+            raise ConfigError(str(config.values["theme"].source), f"no theme {config['theme']!r} (themes: {', '.join(sorted(self.spark_themes))})")
+
+    # --- start-up ---------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        for theme in self.spark_themes.values():
+            self.register_theme(theme)
+        self.theme = self.core.config["theme"]
+        self.set_keymap(self.keymap)
+        config = self.core.config
+        self.sub_title = f"{config['name']}: {len(config.nodes)} node(s)" + ("  [readonly]" if self.readonly else "")
+        rows = [(n.name, n["host"], "head" if n.is_head else "worker") for n in config.nodes]
+        self.dashboard = DashboardScreen(rows, self._warning_banner())
+        self.push_screen(self.dashboard)
+        if self.live_refresh:
+            for n in config.nodes:
+                self.refresh_node(n.name)
+
+    def _warning_banner(self) -> str:
+        return "\n".join(f"! {w}" for w in self.core.config.warnings)
+
+    @work(group="refresh")
+    async def refresh_node(self, name: str) -> None:
+        """One loop per node: a slow or dead node never delays another node's pane."""
+        while True:
+            view = await self.core.refresh(name)
+            self.post_message(NodeRefreshed(view))
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.core.config["refresh_interval"])
+            except asyncio.TimeoutError:
+                pass
+
+    def on_node_refreshed(self, message: NodeRefreshed) -> None:
+        self.views[message.view.node] = message.view
+        self.dashboard.show(message.view)
+
+    async def on_unmount(self) -> None:
+        self.workers.cancel_group(self, "refresh")
+        await self.core.close()
+
+    # --- actions ----------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.keymap))
+
+    def action_refresh(self) -> None:
+        if hasattr(self.screen, "refresh_view"):
+            self.screen.refresh_view()
+            return
+        # Wake every node loop now; they go back to waiting refresh_interval afterwards.
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    def action_wizard(self) -> None:
+        self.open_wizard("image")
+
+    def open_wizard(self, step: str) -> None:
+        if isinstance(self.screen, WizardScreen):
+            return
+        self.push_screen(WizardScreen(self.core, readonly=self.readonly, start=step))
+
+    def action_logs(self) -> None:
+        self.open_logs(ALL)
+
+    def open_logs(self, source: str) -> None:
+        if isinstance(self.screen, LogsScreen):
+            self.pop_screen()
+        self.push_screen(LogsScreen(self.core, self.log_sources(), source, redact=self.redact))
+
+    def log_sources(self) -> list[tuple[str, str]]:
+        """Every node's spark-tui container (by the cluster label), as last refreshed."""
+        name = self.core.config["name"]
+        return [(v.node, c.name) for v in self.views.values() for c in v.own_containers(name)] or \
+               [(n.name, self.core.config["container_name"]) for n in self.core.config.nodes]
+
+    def redact(self, line: str) -> str:
+        """Secrets never reach the screen or a saved log: the HF token and secret-named env values."""
+        for secret in self.secrets():
+            if secret in line:
+                line = line.replace(secret, "***")
+        return line
+
+    def secrets(self) -> list[str]:
+        config = self.core.config
+        out = [config["hf_token"]] if config["hf_token"] else []
+        for node in config.nodes:
+            out += [v.value for v in node.container_env if v.secret and v.value]
+        return sorted({s for s in out if len(s) >= 4}, key=len, reverse=True)
+
+    @work(exclusive=True, group="teardown")
+    async def action_teardown(self) -> None:
+        if self.readonly:
+            self.notify("readonly: teardown is disabled", severity="error")
+            return
+        targets = await self.core.teardown_targets()
+        if not await self.push_screen_wait(ConfirmTeardown(self.core.config["name"], targets)):
+            self.notify("teardown cancelled")
+            return
+        self.notify("tearing down...")
+        ok = await self.core.teardown(lambda e: self.post_message(CoreEvent(e, "teardown")))
+        self.post_message(JobDone("teardown", ok))
+        self.action_refresh()
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        if message.job != "teardown":
+            return
+        e = message.event
+        if isinstance(e, ev.Removed):
+            self.notify(f"removed {e.container} on {e.node}")
+        elif isinstance(e, ev.StillHolding):
+            self.notify(f"{e.node} STILL HOLDS {e.container}: {e.reason}", severity="error", timeout=15)
+
+    def on_job_done(self, message: JobDone) -> None:
+        if message.job == "teardown":
+            self.last_teardown_ok = message.ok
+            self.notify("teardown complete" if message.ok else "teardown incomplete: a node still holds its container",
+                        severity="information" if message.ok else "error")

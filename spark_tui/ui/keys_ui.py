@@ -1,0 +1,11 @@
+"""Textual Binding objects built from the key registry (spark_tui/keys.py)."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+from spark_tui.keys import for_screen
+
+
+def bindings_for(where: str) -> list[Binding]:
+    return [Binding(k.key, k.action, k.description, show=k.show, id=k.id) for k in for_screen(where)]

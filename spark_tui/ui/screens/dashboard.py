@@ -1,0 +1,41 @@
+"""The dashboard: one pane per node, refreshed node by node."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Grid, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from spark_tui.core.monitor import NodeView
+from spark_tui.ui.keys_ui import bindings_for
+from spark_tui.ui.widgets.node_pane import NodePane
+
+
+class DashboardScreen(Screen):
+    CSS_PATH = "dashboard.tcss"
+    BINDINGS = bindings_for("dashboard")
+
+    def __init__(self, nodes: list[tuple[str, str, str]], banner: str = ""):
+        super().__init__(id="dashboard")
+        self.node_rows = nodes  # (name, host, role)
+        self.banner = banner
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(self.banner, id="banner", classes="-empty" if not self.banner else "")
+        count = len(self.node_rows)
+        layout = "-n1" if count == 1 else "-n2" if count == 2 else "-n4" if count <= 4 else "-many"
+        with VerticalScroll(id="panes-scroll"):
+            with Grid(id="panes", classes=layout):
+                for name, host, role in self.node_rows:
+                    yield NodePane(name, host, role)
+        yield Footer()
+
+    def show(self, view: NodeView) -> None:
+        self.query_one(f"#pane-{view.node}", NodePane).show(view)
+
+    def set_banner(self, text: str) -> None:
+        banner = self.query_one("#banner", Static)
+        banner.update(text)
+        banner.set_class(not text, "-empty")

@@ -1,0 +1,69 @@
+"""Modal dialogs: the teardown confirmation and the help listing every binding."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from spark_tui.keys import KEYS
+from spark_tui.parsers.text import inert
+from spark_tui.ui.keys_ui import bindings_for
+
+
+class ConfirmTeardown(ModalScreen[bool]):
+    """Lists what will be stopped on which node; y confirms, n or esc cancels."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS = bindings_for("dialog")
+
+    def __init__(self, cluster: str, targets: dict[str, list[str] | str]):
+        super().__init__(id="confirm")
+        self.cluster = cluster
+        self.targets = targets
+
+    def compose(self) -> ComposeResult:
+        t = Text()
+        t.append(f"Tear down cluster {self.cluster}?\n\n", style="bold")
+        for node, found in self.targets.items():
+            t.append(f"{node}: ", style="bold")
+            if isinstance(found, str):
+                t.append(f"{inert(found)} (may still hold its container)\n", style="red")
+            elif found:
+                t.append(", ".join(inert(f) for f in found) + "\n")
+            else:
+                t.append("nothing running\n", style="dim")
+        t.append("\n[y] stop and remove   [n / esc] cancel", style="bold")
+        with Vertical(classes="dialog"):
+            yield Static(t, id="confirm-text")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+
+class HelpScreen(ModalScreen[None]):
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS = [("escape,q,question_mark", "close", "Close")]
+
+    def __init__(self, keymap: dict[str, str]):
+        super().__init__(id="help")
+        self.keymap = keymap
+
+    def compose(self) -> ComposeResult:
+        table = Table(title="spark-tui keys (remap with `keys:` in the user config: id: keys)", expand=True)
+        for col in ("id", "keys", "where", "what"):
+            table.add_column(col)
+        for k in KEYS:
+            keys = self.keymap.get(k.id, k.key)
+            table.add_row(k.id, keys.replace("question_mark", "?").replace("slash", "/"), k.where, k.description)
+        with VerticalScroll(classes="dialog wide"):
+            yield Static(table)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,164 @@
+"""Follow spark-tui containers' logs: one node, or all of them merged with a node prefix."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from spark_tui import paths
+from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.ui.keys_ui import bindings_for
+from spark_tui.ui.messages import CoreEvent
+from spark_tui.ui.widgets.log_view import LogView
+
+ALL = "all nodes"
+
+
+class LogsScreen(Screen):
+    CSS_PATH = "logs.tcss"
+    BINDINGS = bindings_for("logs")
+
+    def __init__(self, core, sources: list[tuple[str, str]], source: str = ALL, redact=None):
+        """sources: (node, container) pairs that can be followed; source: a node name or ALL."""
+        super().__init__(id="logs")
+        self.core = core
+        self.sources = sources
+        self.source = source
+        self.redact = redact or (lambda line: line)
+        self.followers = []
+        self.input_mode = "filter"
+        self.filter_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield LogView(self.core.config["log_buffer_lines"], id="logview")
+        yield Input(placeholder="regex (enter: apply, esc: close)", id="log-input", classes="-hidden")
+        yield Footer()
+
+    @property
+    def view(self) -> LogView:
+        return self.query_one("#logview", LogView)
+
+    def on_mount(self) -> None:
+        self._start()
+
+    def _title(self) -> None:
+        extra = f"  filter /{self.filter_text}/" if self.filter_text else ""
+        extra += "  NCCL only" if self.view.buffer.nccl_only else ""
+        self.sub_title = f"logs: {self.source}{extra}"
+        self.app.sub_title = self.sub_title
+
+    def _start(self) -> None:
+        self._title()
+        chosen = [(n, c) for n, c in self.sources if self.source in (ALL, n)]
+        if not chosen:
+            self.view.set_source_state(self.source, "nothing to follow: no spark-tui container")
+        merged = self.source == ALL and len(self.sources) > 1
+        for node, container in chosen:
+            prefix = f"[{node}] " if merged else ""
+
+            def emit(event, prefix=prefix):
+                self.post_message(CoreEvent((prefix, event), "logs"))
+
+            follower = self.core.follower(node, container, emit)
+            follower.start()
+            self.followers.append(follower)
+
+    async def _stop(self) -> None:
+        followers, self.followers = self.followers, []
+        for f in followers:
+            await f.stop()
+
+    async def on_unmount(self) -> None:
+        await self._stop()
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        if message.job != "logs":
+            return
+        prefix, event = message.event
+        if isinstance(event, LogLines):
+            self.view.add(prefix, [self.redact(line) for line in event.lines])
+        elif isinstance(event, StreamState):
+            text = event.state + (f" ({event.detail})" if event.detail else "")
+            if event.state == "disconnected":
+                text += f", reconnecting in {event.retry_in:.0f} s"
+            self.view.set_source_state(event.node, text)
+
+    # --- actions ----------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        box = self.query_one("#log-input", Input)
+        if not box.has_class("-hidden"):
+            box.add_class("-hidden")
+            self.view.log.focus()
+            return
+        self.app.pop_screen()
+
+    def _open_input(self, mode: str) -> None:
+        self.input_mode = mode
+        box = self.query_one("#log-input", Input)
+        box.placeholder = f"{mode} regex (enter: apply, empty: clear, esc: close)"
+        box.value = self.filter_text if mode == "filter" else ""
+        box.remove_class("-hidden")
+        box.focus()
+
+    def action_filter(self) -> None:
+        self._open_input("filter")
+
+    def action_search(self) -> None:
+        self._open_input("search")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        text = event.value
+        try:
+            if self.input_mode == "filter":
+                self.view.set_pattern(text)
+                self.filter_text = text
+            elif text and self.view.search(text) is None:
+                self.notify(f"no line matches /{text}/", severity="warning")
+        except re.error as exc:
+            self.notify(f"bad regex /{text}/: {exc}", severity="error")
+            return
+        event.input.add_class("-hidden")
+        self.view.log.focus()
+        self._title()
+
+    def action_pause(self) -> None:
+        self.view.toggle_pause()
+
+    def action_nccl_only(self) -> None:
+        self.view.buffer.nccl_only = not self.view.buffer.nccl_only
+        self.view.rerender()
+        self._title()
+
+    def action_wrap(self) -> None:
+        self.view.wrap = not self.view.wrap
+        self.view.rerender()
+
+    def action_save(self) -> None:
+        path = save_log(self.view.buffer.lines, self.core.config["name"], self.source)
+        self.notify(f"saved {len(self.view.buffer.lines)} lines to {path}")
+
+    async def action_next_source(self) -> None:
+        order = [ALL] + sorted({n for n, _ in self.sources})
+        self.source = order[(order.index(self.source) + 1) % len(order)] if self.source in order else ALL
+        await self._stop()
+        self.view.buffer.lines.clear()
+        self.view.sources.clear()
+        self.view.rerender()
+        self._start()
+
+
+def save_log(lines, cluster: str, source: str) -> str:
+    """The whole buffer (unfiltered, already redacted and inert) to the state dir."""
+    folder = os.path.join(paths.state_dir(os.environ), "logs")
+    os.makedirs(folder, exist_ok=True)
+    name = f"{cluster}-{source.replace(' ', '_')}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+    path = os.path.join(folder, name)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in lines)
+    return path

@@ -1,0 +1,352 @@
+"""The launch wizard: image -> check -> review -> launch, keyboard driven (n next, esc back).
+
+Each step is a small widget; the screen moves between them and runs the core's
+operations in workers. Edits made here become the `interactive` layer of the config,
+shown with that provenance in the review.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Log, ProgressBar, Static
+
+from spark_tui.core import events as ev
+from spark_tui.core.check import CheckResult
+from spark_tui.errors import ConfigError
+from spark_tui.parsers.text import inert
+from spark_tui.settings import report
+from spark_tui.ui.keys_ui import bindings_for
+from spark_tui.ui.messages import CoreEvent, JobDone
+
+STEPS = ("image", "check", "review", "launch")
+TITLES = {"image": "1 image", "check": "2 config check", "review": "3 review", "launch": "4 launch"}
+STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim", "running": "cyan"}
+# The checks every node gets; rows start as "running" and turn into their result.
+NODE_CHECKS = ("ssh.reachable", "docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface")
+
+
+class WizardScreen(Screen):
+    CSS_PATH = "wizard.tcss"
+    BINDINGS = bindings_for("wizard")
+
+    def __init__(self, core, readonly: bool = False, start: str = "image"):
+        super().__init__(id="wizard")
+        self.core = core
+        self.readonly = readonly
+        self.step = start
+        self.check_results: list[CheckResult] = []
+        self.check_rows: set[str] = set()  # row keys that have a result
+        self.check_running = False
+        self.launch_state = "idle"  # idle | running | ready | failed
+        self.edit_key: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="steps")
+        with ContentSwitcher(initial=self.step, id="switcher"):
+            with Vertical(id="image"):
+                yield Static("Images on the nodes (enter: use it). Same tag with different layers is marked MISMATCH.", classes="hint")
+                yield DataTable(id="images", cursor_type="row", zebra_stripes=True)
+                yield Input(placeholder="or type an image reference and press enter", id="image-input")
+            with Vertical(id="check"):
+                yield Static(id="check-summary", classes="hint")
+                yield DataTable(id="checks", cursor_type="row")
+            with Vertical(id="review"):
+                yield Static(id="review-warnings")
+                yield DataTable(id="settings", cursor_type="row", zebra_stripes=True)
+                yield Input(id="edit-input", classes="-hidden")
+                yield Static(id="edit-error")
+            with Vertical(id="launch"):
+                yield Static(id="launch-banner", classes="-empty")
+                yield DataTable(id="stages", cursor_type="none")
+                yield ProgressBar(total=100, id="shards", show_eta=False)
+                yield Log(id="launch-log", max_lines=5000)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        images = self.query_one("#images", DataTable)
+        images.add_columns("image", "digest", "size", "created", "nodes", "")
+        checks = self.query_one("#checks", DataTable)
+        checks.add_columns("status", "node", "check", "message", "fix")
+        settings = self.query_one("#settings", DataTable)
+        settings.add_columns("scope", "setting", "effective", "from", "requested but not applied")
+        stages = self.query_one("#stages", DataTable)
+        stages.add_columns("node", "stage", "status", "detail", "elapsed")
+        self._enter(self.step)
+
+    # --- navigation -------------------------------------------------------------------
+
+    def _enter(self, step: str) -> None:
+        self.step = step
+        self.query_one("#switcher", ContentSwitcher).current = step
+        t = Text()
+        for s in STEPS:
+            t.append(f" {TITLES[s]} ", style="bold reverse" if s == step else "dim")
+            t.append(" > " if s != STEPS[-1] else "")
+        t.append("    n: next  esc: back" + ("  e: edit" if step == "review" else "") + ("  ctrl+l: launch" if step == "review" else ""), style="dim")
+        self.query_one("#steps", Static).update(t)
+        if step == "image":
+            self.load_images()
+            self.query_one("#images", DataTable).focus()
+        elif step == "check":
+            self.run_check()
+            self.query_one("#checks", DataTable).focus()
+        elif step == "review":
+            self.show_review()
+            self.query_one("#settings", DataTable).focus()
+        elif step == "launch":
+            self.query_one("#stages", DataTable).focus()
+
+    def action_next(self) -> None:
+        if self.step == "check":
+            if self.check_running:
+                self.notify("the check is still running", severity="warning")
+                return
+            failed = [r for r in self.check_results if r.status == "fail"]
+            if failed:
+                self.notify(f"{len(failed)} check(s) failed; fix them and press r to run the check again", severity="error")
+                return
+        if self.step == "review":
+            self.action_launch()
+            return
+        if self.step == "launch":
+            return
+        self._enter(STEPS[STEPS.index(self.step) + 1])
+
+    def action_back(self) -> None:
+        box = self.query_one("#edit-input", Input)
+        if not box.has_class("-hidden"):
+            box.add_class("-hidden")
+            self.query_one("#settings", DataTable).focus()
+            return
+        if self.step == "launch" and self.launch_state == "running":
+            self.notify("the launch is running; it rolls back by itself on failure", severity="warning")
+            return
+        if self.step in ("image", "launch"):
+            self.app.pop_screen()
+            return
+        self._enter(STEPS[STEPS.index(self.step) - 1])
+
+    def refresh_view(self) -> None:
+        """The app's refresh key: run this step's work again."""
+        if self.step in ("image", "check", "review"):
+            self._enter(self.step)
+
+    # --- step 1: image ----------------------------------------------------------------
+
+    @work(exclusive=True, group="images")
+    async def load_images(self) -> None:
+        rows = await self.core.images()
+        table = self.query_one("#images", DataTable)
+        table.clear()
+        total = len(self.core.config.nodes)
+        current = self.core.config["image"]
+        for r in rows:
+            have = f"{len(r.nodes)}/{total} " + ",".join(r.nodes)
+            mark = Text("MISMATCH", style="bold red") if r.mismatch else Text("missing on some" if len(r.nodes) < total else "", style="yellow")
+            ref = Text(inert(r.ref), style="bold" if r.ref == current else "")
+            table.add_row(ref, r.digest.split(":")[-1][:12], f"{r.size_mb:.0f} MB", r.created, have, mark, key=r.ref)
+
+    @on(DataTable.RowSelected, "#images")
+    def image_row(self, event: DataTable.RowSelected) -> None:
+        self._choose_image(str(event.row_key.value))
+
+    @on(Input.Submitted, "#image-input")
+    def image_typed(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self._choose_image(event.value.strip())
+
+    def _choose_image(self, ref: str) -> None:
+        try:
+            self.core.edit("image", ref)
+        except ConfigError as exc:
+            self.notify(f"{exc.source}: {exc.message}", severity="error")
+            return
+        self.notify(f"image {ref} (interactive edit)")
+        self._enter("check")
+
+    # --- step 2: check ----------------------------------------------------------------
+
+    @work(exclusive=True, group="check")
+    async def run_check(self) -> None:
+        self.check_running = True
+        self.check_results, self.check_rows = [], set()
+        table = self.query_one("#checks", DataTable)
+        table.clear()
+        for node in self.core.config.nodes:
+            for cid in NODE_CHECKS:
+                table.add_row(Text("running", style="cyan"), node.name, cid, "", "", key=f"{node.name}/{cid}")
+        self._check_summary()
+        ok = False
+        try:
+            await self.core.check(lambda r: self.post_message(CoreEvent(r, "check")))
+            ok = True
+        finally:
+            self.post_message(JobDone("check", ok))
+
+    def _check_row(self, r: CheckResult) -> None:
+        table = self.query_one("#checks", DataTable)
+        key = f"{r.node}/{r.id}"
+        if key in self.check_rows:
+            key = f"{key}/{len(self.check_results)}"  # several results of one id (net.reach per peer)
+        self.check_rows.add(key)
+        self.check_results.append(r)
+        cells = (Text(r.status, style=STATUS_STYLE[r.status]), r.node, r.id, Text(inert(r.message)), Text(inert(r.fix if r.status != "pass" else ""), style="dim"))
+        if key in table.rows:
+            for col, value in zip(table.columns, cells):
+                table.update_cell(key, col, value)
+        else:
+            table.add_row(*cells, key=key)
+        self._check_summary()
+
+    def _check_summary(self) -> None:
+        counts = {s: sum(r.status == s for r in self.check_results) for s in ("pass", "warn", "fail", "skipped")}
+        state = "running..." if self.check_running else "done"
+        text = Text(f"check {state}  ", style="bold")
+        for s, n in counts.items():
+            text.append(f"{n} {s}  ", style=STATUS_STYLE[s])
+        text.append("(r: run again, n: next)", style="dim")
+        self.query_one("#check-summary", Static).update(text)
+
+    # --- step 3: review ---------------------------------------------------------------
+
+    def show_review(self) -> None:
+        config = self.core.config
+        t = Text()
+        for w in config.warnings:
+            t.append("! ", style="bold red")
+            t.append(inert(w) + "\n", style="yellow")
+        rows = report.rows(config)
+        lost = [(r, x) for r in rows for x in r.not_applied]
+        if lost:
+            t.append("Requested but not applied:\n", style="bold")
+            for r, x in lost:
+                t.append(f"  {r.scope}.{r.key}: {inert(x)}\n")
+        if not t.plain:
+            t.append("No look-alike variables, nothing overridden.", style="green")
+        self.query_one("#review-warnings", Static).update(t)
+        table = self.query_one("#settings", DataTable)
+        table.clear()
+        for r in rows:
+            key = r.key if r.scope == "cluster" else f"nodes.{r.scope}.{r.key}"
+            source = Text(r.source, style="bold cyan" if r.source.startswith("interactive") else "")
+            table.add_row(r.scope, r.key, Text(inert(r.effective)), source,
+                          Text("; ".join(inert(x) for x in r.not_applied), style="yellow"), key=key)
+
+    def action_edit(self) -> None:
+        if self.step != "review":
+            return
+        table = self.query_one("#settings", DataTable)
+        if table.row_count == 0:
+            return
+        key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        scope, name = (key.split(".")[1], key.split(".")[2]) if key.startswith("nodes.") else ("cluster", key)
+        value = self.core.config.values[name] if scope == "cluster" else self.core.config.node(scope).values[name]
+        if value.setting.scope == "node" and name == "name":
+            self.notify("a node's name cannot be edited here", severity="warning")
+            return
+        self.edit_key = key
+        box = self.query_one("#edit-input", Input)
+        box.placeholder = f"{key}: new value (empty: drop the edit)"
+        box.value = "" if value.setting.secret else value.setting.kind.show(value.value) if value.value is not None else ""
+        box.password = value.setting.secret
+        box.remove_class("-hidden")
+        box.focus()
+
+    @on(Input.Submitted, "#edit-input")
+    def edit_done(self, event: Input.Submitted) -> None:
+        error = self.query_one("#edit-error", Static)
+        try:
+            self.core.edit(self.edit_key, event.value if event.value != "" else None)
+        except ConfigError as exc:
+            error.update(Text(f"{exc.source}: {exc.message}", style="bold red"))
+            return
+        error.update("")
+        event.input.add_class("-hidden")
+        self.show_review()
+        self.query_one("#settings", DataTable).focus()
+
+    # --- step 4: launch ---------------------------------------------------------------
+
+    def action_launch(self) -> None:
+        if self.readonly:
+            self.notify("readonly: launch is disabled", severity="error")
+            return
+        if self.launch_state == "running":
+            return
+        self._enter("launch")
+        self.launch_state = "running"
+        banner = self.query_one("#launch-banner", Static)
+        banner.update(Text(f"launching {self.core.config['image']} on {len(self.core.config.nodes)} node(s)...", style="bold"))
+        banner.remove_class("-empty")
+        self.query_one("#stages", DataTable).clear()
+        self.run_launch()
+
+    @work(exclusive=True, group="launch")
+    async def run_launch(self) -> None:
+        ok = False
+        try:
+            ok = await self.core.launch(lambda e: self.post_message(CoreEvent(e, "launch")))
+        finally:
+            self.post_message(JobDone("launch", ok))
+
+    def _launch_event(self, e) -> None:
+        log = self.query_one("#launch-log", Log)
+        stages = self.query_one("#stages", DataTable)
+        banner = self.query_one("#launch-banner", Static)
+        if isinstance(e, ev.Stage):
+            key = f"{e.node}/{e.stage}"
+            cells = (e.node, e.stage, Text(e.status, style="red" if e.status == "failed" else "green" if e.status == "done" else "cyan"),
+                     Text(inert(e.detail)[:80]), f"{e.elapsed:.1f}s")
+            if key in stages.rows:
+                for col, value in zip(stages.columns, cells):
+                    stages.update_cell(key, col, value)
+            else:
+                stages.add_row(*cells, key=key)
+            if e.stage == "shards" and e.fraction is not None:
+                self.query_one("#shards", ProgressBar).update(progress=e.fraction * 100)
+            log.write_line(f"[{e.elapsed:6.1f}s] {e.node} {e.stage} {e.status} {inert(e.detail)}")
+        elif isinstance(e, ev.Ready):
+            self.query_one("#shards", ProgressBar).update(progress=100)
+            banner.update(Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {e.endpoint}", style="bold green"))
+            banner.set_class(True, "-ready")
+            log.write_line(f"READY {e.endpoint}")
+        elif isinstance(e, ev.Failed):
+            t = Text(f"FAILED: {inert(e.cause)}\nrolling back everything this launch started...", style="bold red")
+            for line in e.log_lines[-8:]:
+                t.append(f"\n  | {inert(line)[:140]}", style="red")
+            banner.update(t)
+            banner.set_class(True, "-failed")
+            log.write_line(f"FAILED {inert(e.cause)}")
+        elif isinstance(e, ev.Removed):
+            log.write_line(f"removed {e.container} ({e.image}) on {e.node}")
+        elif isinstance(e, ev.StillHolding):
+            log.write_line(f"STILL HOLDING {e.container} on {e.node}: {inert(e.reason)}")
+        elif isinstance(e, ev.DriftItem):
+            log.write_line(f"DRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}")
+            banner.update(Text(f"{banner.render()}\nDRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}", style="bold red"))
+
+    # --- events from workers ----------------------------------------------------------
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        if message.job == "check":
+            self._check_row(message.event)
+        elif message.job == "launch":
+            self._launch_event(message.event)
+
+    def on_job_done(self, message: JobDone) -> None:
+        if message.job == "check":
+            self.check_running = False
+            table = self.query_one("#checks", DataTable)
+            for key in list(table.rows):
+                if key.value not in self.check_rows:
+                    table.update_cell(key, next(iter(table.columns)), Text("not run", style="dim"))
+            self._check_summary()
+        elif message.job == "launch":
+            self.launch_state = "ready" if message.ok else "failed"
+            if not message.ok:
+                banner = self.query_one("#launch-banner", Static)
+                banner.update(Text(f"{banner.render()}\nrollback finished: see the log below (esc: back)", style="bold red"))

@@ -1,0 +1,151 @@
+"""A followed log: a bounded buffer, batched rendering, filter / NCCL-only / wrap, FOLLOW-PAUSED badge.
+
+Lines arrive in any number; they are appended to a bounded deque and to a pending list,
+and a 50 ms timer moves the pending lines into the Log widget in one write. A flood of
+lines therefore costs one render per tick, never one per line, and key presses are
+handled between ticks.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import deque
+from dataclasses import dataclass, field
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Log, Static
+
+from spark_tui.parsers.nccl import is_nccl_line
+from spark_tui.parsers.text import inert
+
+FLUSH_SECONDS = 0.05
+
+
+@dataclass
+class LogBuffer:
+    """Every line kept (up to `limit`), and what the view currently shows of them."""
+
+    limit: int
+    lines: deque = field(init=False)
+    pattern: re.Pattern | None = None
+    nccl_only: bool = False
+
+    def __post_init__(self) -> None:
+        self.lines = deque(maxlen=self.limit)
+
+    def add(self, prefix: str, raw_lines: list[str]) -> list[str]:
+        """Store lines (made inert, prefixed) and return those the current view shows."""
+        shown = []
+        for raw in raw_lines:
+            line = f"{prefix}{inert(raw)}" if prefix else inert(raw)
+            self.lines.append(line)
+            if self.visible(line):
+                shown.append(line)
+        return shown
+
+    def visible(self, line: str) -> bool:
+        if self.nccl_only and not is_nccl_line(line):
+            return False
+        return self.pattern is None or self.pattern.search(line) is not None
+
+    def view(self) -> list[str]:
+        return [line for line in self.lines if self.visible(line)]
+
+
+class LogView(Vertical):
+    """The Log widget plus its status line (source states and the FOLLOW / PAUSED badge)."""
+
+    def __init__(self, limit: int, **kw):
+        super().__init__(**kw)
+        self.buffer = LogBuffer(limit)
+        self.pending: list[str] = []
+        self.paused = False
+        self.wrap = False
+        self.sources: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="log-status"):
+            yield Static("FOLLOW", classes="log-badge", id="badge")
+            yield Static("", classes="log-sources", id="sources")
+        yield Log(max_lines=self.buffer.limit, auto_scroll=True, id="log")
+
+    def on_mount(self) -> None:
+        self.set_interval(FLUSH_SECONDS, self.flush)
+
+    @property
+    def log(self) -> Log:
+        return self.query_one("#log", Log)
+
+    @property
+    def following(self) -> bool:
+        return not self.paused and self.log.is_vertical_scroll_end
+
+    def add(self, prefix: str, lines: list[str]) -> None:
+        self.pending.extend(self.buffer.add(prefix, lines))
+
+    def flush(self) -> None:
+        if self.pending and not self.paused:
+            batch, self.pending = self.pending, []
+            self.log.write_lines(self._wrapped(batch))
+        self._badge()
+
+    def _wrapped(self, lines: list[str]) -> list[str]:
+        if not self.wrap:
+            return lines
+        width = max(20, self.log.size.width - 2)
+        out = []
+        for line in lines:
+            out += textwrap.wrap(line, width, drop_whitespace=False) or [""]
+        return out
+
+    def _badge(self) -> None:
+        badge = self.query_one("#badge", Static)
+        following = self.following
+        label = "FOLLOW" if following else "PAUSED"
+        if str(badge.render()) != label:
+            badge.update(label)
+            badge.set_class(not following, "-paused")
+
+    def rerender(self) -> None:
+        """Filter, NCCL-only or wrap changed: show the buffer again through the new view."""
+        self.pending = []
+        self.log.clear()
+        self.log.write_lines(self._wrapped(self.buffer.view()))
+        self.log.scroll_end(animate=False)
+
+    def set_pattern(self, text: str) -> None:
+        """A regex filter; an invalid one raises re.error and changes nothing."""
+        self.buffer.pattern = re.compile(text) if text else None
+        self.rerender()
+
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if not self.paused:
+            self.rerender()
+        self._badge()
+
+    def search(self, text: str, start: int | None = None) -> int | None:
+        """Scroll to the next shown line matching `text` after `start`; pauses following."""
+        pattern = re.compile(text)
+        lines = self.log.lines
+        begin = (start if start is not None else int(self.log.scroll_offset.y)) + 1
+        for offset in range(len(lines)):
+            i = (begin + offset) % max(1, len(lines))
+            if pattern.search(lines[i]):
+                self.paused = True
+                self.log.scroll_to(y=i, animate=False)
+                self._badge()
+                return i
+        return None
+
+    def set_source_state(self, key: str, state: str) -> None:
+        self.sources[key] = state
+        t = Text()
+        for k, s in sorted(self.sources.items()):
+            style = "green" if s.startswith("following") else "red" if s.startswith(("disconnected", "ended")) else "yellow"
+            t.append(f" {k}: ", style="bold")
+            t.append(s, style=style)
+        self.query_one("#sources", Static).update(t)

@@ -1,0 +1,184 @@
+"""One node's pane: header, interfaces, GPU memory, containers, NCCL tail.
+
+Each section is a small Static fed a rich Text built here from a NodeView. Text from the
+node (names, log lines) is added as plain text, never as markup, and made inert first.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from spark_tui.core.monitor import NodeView
+from spark_tui.parsers.text import inert
+
+BAR = 24
+VERDICT_STYLE = {"ok": "bold green", "warn": "bold yellow", "error": "bold red"}
+
+
+def header_text(view: NodeView) -> Text:
+    snap = view.snapshot
+    t = Text()
+    t.append(f"{view.node} ", style="bold")
+    t.append(f"{inert(view.host)}  {view.role}  ", style="dim")
+    if not snap.reachable:
+        t.append("UNREACHABLE", style="bold red")
+        t.append(f"  {inert(snap.error or '')}")
+        if view.retry_in is not None:
+            t.append(f"  reconnect in {view.retry_in:.0f} s", style="yellow")
+        return t
+    t.append("up", style="bold green")
+    if snap.rtt_ms is not None:
+        t.append(f"  rtt {snap.rtt_ms:.0f} ms")
+    t.append(f"  at {time.strftime('%H:%M:%S', time.localtime(snap.taken_at))}", style="dim")
+    if snap.docker_error:
+        t.append("\ndocker: ", style="bold red")
+        t.append(inert(snap.docker_error))
+    return t
+
+
+def interfaces_text(view: NodeView) -> Text:
+    t = Text()
+    for iface in view.snapshot.interfaces.values():
+        if iface.name == "lo":
+            continue
+        style = "bold reverse" if iface.is_data else ""
+        t.append(("* " if iface.is_data else "  ") + f"{inert(iface.name):<14}", style=style)
+        state_style = "green" if iface.state == "UP" else "red"
+        t.append(f" {iface.state:<5}", style=state_style)
+        t.append(f" mtu {iface.mtu or '?':<5}")
+        if iface.roce_device:
+            t.append(f" {iface.roce_device}({iface.roce_state})", style="cyan" if iface.roce_state == "Up" else "red")
+        addrs = " ".join(iface.ipv4) or "no IPv4"
+        t.append(f" {addrs}\n")
+    if not t.plain:
+        t.append("no interfaces reported", style="dim")
+    t.rstrip()
+    return t
+
+
+def gpu_text(view: NodeView) -> Text:
+    g = view.snapshot.gpu
+    t = Text()
+    if g is None or not g.present:
+        t.append(f"GPU: none ({g.reason if g else 'not probed'})", style="dim")
+        return t
+    frac = view.memory_fraction
+    for card in g.gpus:
+        t.append(f"GPU{card.index} {inert(card.name)}", style="bold")
+        t.append(f"  util {_num(card.utilization_pct)}%  {_num(card.temperature_c)}C  {_num(card.power_w)}W\n")
+    if g.unified is not None:
+        label = "unified memory" if g.is_gb10 else "memory (from /proc/meminfo)"
+        used, total = g.unified.used_mib / 1024, g.unified.total_mib / 1024
+    else:
+        label = "memory"
+        used = sum(c.memory_used_mib or 0 for c in g.gpus) / 1024
+        total = sum(c.memory_total_mib or 0 for c in g.gpus) / 1024
+    if frac is not None:
+        filled = round(frac * BAR)
+        style = "red" if frac > 0.9 else "yellow" if frac > 0.75 else "green"
+        t.append("█" * filled, style=style)
+        t.append("░" * (BAR - filled), style="dim")
+        t.append(f" {label} {used:.1f}/{total:.1f} GiB")
+    if len(view.memory_history) > 1:
+        t.append("\nhistory ", style="dim")
+        t.append(sparkline(view.memory_history[-BAR - 12:]), style="cyan")
+    for p in g.processes[:3]:
+        t.append(f"\n  pid {p.pid} {inert(p.name)[:28]} {p.used_mib if p.used_mib is not None else '?'} MiB", style="dim")
+    return t
+
+
+def containers_text(view: NodeView) -> Text:
+    snap = view.snapshot
+    t = Text()
+    if snap.docker_error:
+        t.append("containers: unknown (docker engine unreachable)", style="red")
+        return t
+    if not snap.containers:
+        t.append("no containers", style="dim")
+        return t
+    for c in snap.containers:
+        drift = view.drifted.get(c.name)
+        t.append("DRIFT " if drift else "", style="bold reverse red")
+        t.append(f"{inert(c.name)}", style="bold")
+        state_style = "green" if c.state == "running" else "yellow" if c.state in ("created", "restarting") else "red"
+        t.append(f" {c.state}", style=state_style)
+        if c.health:
+            t.append(f" ({c.health})")
+        t.append(f" {_uptime(c.started_at) if c.state == 'running' else ''}")
+        t.append(f" {inert(c.image_ref)}\n", style="dim")
+        for d in drift or []:
+            t.append(f"   {inert(d)}\n", style="red")
+    t.rstrip()
+    return t
+
+
+def nccl_text(view: NodeView) -> Text:
+    t = Text()
+    s = view.nccl
+    if s is None:
+        t.append("NCCL: no spark-tui container log yet", style="dim")
+        return t
+    boot = ", ".join(f"{i}:{a}" for i, a in s.bootstrap[:2]) or "?"
+    t.append(f"NCCL {s.version or '?'}", style="bold")
+    t.append(f"  net {s.transport or '?'}  boot {boot}  init {s.init_complete}/{s.init_start}")
+    if s.warnings:
+        t.append(f"  {len(s.warnings)} WARN", style="yellow")
+    for v in view.nccl_verdicts:
+        t.append(f"\n{v.text}", style=VERDICT_STYLE.get(v.level, ""))
+    for line in view.nccl_tail[-4:]:
+        t.append(f"\n{inert(line)[-160:]}", style="dim")
+    return t
+
+
+def sparkline(fractions: list[float]) -> str:
+    """Used-memory fractions (0..1) as one line of block characters, oldest first."""
+    blocks = " ▁▂▃▄▅▆▇█"
+    return "".join(blocks[min(8, max(0, round(f * 8)))] for f in fractions)
+
+
+def _num(value) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
+def _uptime(started_at: str) -> str:
+    import datetime as dt
+
+    try:
+        start = dt.datetime.fromisoformat(started_at[:26].rstrip("Z") + "+00:00")
+    except ValueError:
+        return ""
+    secs = int((dt.datetime.now(dt.timezone.utc) - start).total_seconds())
+    if secs < 0:
+        return ""
+    return f"up {secs // 3600}h{secs % 3600 // 60:02d}m" if secs >= 3600 else f"up {secs // 60}m{secs % 60:02d}s"
+
+
+class NodePane(Vertical, can_focus=True):
+    """A focusable pane for one node (tab / arrows move between panes)."""
+
+    def __init__(self, node: str, host: str, role: str):
+        super().__init__(id=f"pane-{node}", classes="node-pane")
+        self.node = node
+        self.border_title = f"{node} ({role})"
+        self.border_subtitle = host
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"{self.node}: waiting for the first refresh", style="dim"), classes="pane-header")
+        yield Static(classes="pane-net")
+        yield Static(classes="pane-gpu")
+        yield Static(classes="pane-containers")
+        yield Static(classes="pane-nccl")
+
+    def show(self, view: NodeView) -> None:
+        self.set_class(not view.snapshot.reachable, "-unreachable")
+        self.set_class(bool(view.drifted), "-drift")
+        self.query_one(".pane-header", Static).update(header_text(view))
+        self.query_one(".pane-net", Static).update(interfaces_text(view))
+        self.query_one(".pane-gpu", Static).update(gpu_text(view))
+        self.query_one(".pane-containers", Static).update(containers_text(view))
+        self.query_one(".pane-nccl", Static).update(nccl_text(view))
