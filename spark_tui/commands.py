@@ -49,11 +49,11 @@ def cmd_info(args) -> int:
 
 def cmd_cockpit(args) -> int:
     """`spark-tui` with no command: the Textual cockpit for the resolved cluster."""
+    app = build_app(args)  # bad config, keys or theme: one line, exit 2, before any screen
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         from spark_tui.errors import ConfigError
 
         raise ConfigError("terminal", "the cockpit needs a terminal; use the headless commands (spark-tui --help)")
-    app = build_app(args)
     app.run()
     return 0
 

@@ -59,11 +59,18 @@ class HelpScreen(ModalScreen[None]):
         table = Table(title="spark-tui keys (remap with `keys:` in the user config: id: keys)", expand=True)
         for col in ("id", "keys", "where", "what"):
             table.add_column(col)
-        for k in KEYS:
-            keys = self.keymap.get(k.id, k.key)
-            table.add_row(k.id, keys.replace("question_mark", "?").replace("slash", "/"), k.where, k.description)
+        for row in self.rows():
+            table.add_row(*row)
         with VerticalScroll(classes="dialog wide"):
             yield Static(table)
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """(id, effective keys, where, what) for every binding, remaps applied."""
+        out = []
+        for k in KEYS:
+            keys = self.keymap.get(k.id, k.key)
+            out.append((k.id, keys.replace("question_mark", "?").replace("slash", "/"), k.where, k.description))
+        return out
 
     def action_close(self) -> None:
         self.dismiss(None)
