@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from spark_tui.settings.registry import CLUSTER_SETTINGS, NODE_SETTINGS
 from spark_tui.settings.resolve import Config, Value, mask
@@ -16,13 +16,16 @@ class Row:
     source: str
     not_applied: list[str]  # "value (source): reason"
     secret: bool = False
+    requested: list[tuple[str, str, bool]] = field(default_factory=list)  # (value, layer, took effect), lowest first
 
 
 def _row(scope: str, value: Value) -> Row:
     lost = []
     for cand, reason in value.overridden():
         lost.append(f"{mask(value.setting, cand.value)} ({cand.source}): {reason}")
-    return Row(scope, value.setting.key, value.shown(), str(value.source), lost, value.setting.secret)
+    requested = [(mask(value.setting, c.value), c.source.layer, c.source == value.source)
+                 for c in value.requested if c.source.layer != "default"]
+    return Row(scope, value.setting.key, value.shown(), str(value.source), lost, value.setting.secret, requested)
 
 
 def rows(config: Config) -> list[Row]:

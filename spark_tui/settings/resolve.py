@@ -360,7 +360,7 @@ def _read_environ(environ: Mapping[str, str]) -> dict[str, Candidate]:
 
 def _apply_interactive(key: str, value, requests, node_requests) -> None:
     """Interactive edits: `image` for the cluster, `nodes.NAME.netdev` for one node."""
-    where = f"edit of {key}"
+    where = f"in the wizard ({key})"
     if key.startswith("nodes."):
         _, name, sub = (key.split(".", 2) + ["", ""])[:3]
         setting = NODE_BY_KEY.get(sub)

@@ -8,7 +8,7 @@ import time
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Header, Footer, Input
 
 from spark_tui import paths
 from spark_tui.core.logs import LogLines, StreamState
@@ -35,6 +35,7 @@ class LogsScreen(Screen):
         self.filter_text = ""
 
     def compose(self) -> ComposeResult:
+        yield Header()
         yield LogView(self.core.config["log_buffer_lines"], id="logview")
         yield Input(placeholder="regex (enter: apply, esc: close)", id="log-input", classes="-hidden")
         yield Footer()

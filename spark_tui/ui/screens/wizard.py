@@ -7,12 +7,14 @@ shown with that provenance in the review.
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Log, ProgressBar, Static
+from textual.widgets import Header, ContentSwitcher, DataTable, Footer, Input, Log, ProgressBar, Static
 
 from spark_tui.core import events as ev
 from spark_tui.core.check import CheckResult
@@ -27,6 +29,11 @@ TITLES = {"image": "1 image", "check": "2 config check", "review": "3 review", "
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim", "running": "cyan"}
 # The checks every node gets; rows start as "running" and turn into their result.
 NODE_CHECKS = ("ssh.reachable", "docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface")
+
+
+def short_paths(text: str) -> str:
+    """`cluster file /long/dir/duo.yaml:5:8` -> `cluster file duo.yaml:5:8` (the table has no room for dirs)."""
+    return re.sub(r"(?<![\w.])/(?:[^\s/]+/)+", "", text)
 
 
 class WizardScreen(Screen):
@@ -45,6 +52,7 @@ class WizardScreen(Screen):
         self.edit_key: str | None = None
 
     def compose(self) -> ComposeResult:
+        yield Header()
         yield Static(id="steps")
         with ContentSwitcher(initial=self.step, id="switcher"):
             with Vertical(id="image"):
@@ -72,7 +80,9 @@ class WizardScreen(Screen):
         checks = self.query_one("#checks", DataTable)
         checks.add_columns("status", "node", "check", "message", "fix")
         settings = self.query_one("#settings", DataTable)
-        settings.add_columns("scope", "setting", "effective", "from", "requested but not applied")
+        # Fixed widths so provenance stays on screen at 120 columns; cells cut with an ellipsis.
+        for label, width in (("scope", 7), ("setting", 20), ("requested (all layers)", 30), ("effective", 20), ("from", 30)):
+            settings.add_column(label, width=width)
         stages = self.query_one("#stages", DataTable)
         stages.add_columns("node", "stage", "status", "detail", "elapsed")
         self._enter(self.step)
@@ -232,9 +242,13 @@ class WizardScreen(Screen):
         table.clear()
         for r in rows:
             key = r.key if r.scope == "cluster" else f"nodes.{r.scope}.{r.key}"
-            source = Text(r.source, style="bold cyan" if r.source.startswith("interactive") else "")
-            table.add_row(r.scope, r.key, Text(inert(r.effective)), source,
-                          Text("; ".join(inert(x) for x in r.not_applied), style="yellow"), key=key)
+            source = Text(short_paths(r.source), style="bold cyan" if r.source.startswith("interactive") else "")
+            # Every value some layer asked for: the winner in bold, the losers struck out.
+            requested = Text()
+            for value, src, won in r.requested:
+                requested.append(", " if requested.plain else "")
+                requested.append(f"{inert(value)} ({src})", style="bold" if won else "strike yellow")
+            table.add_row(r.scope, r.key, requested, Text(inert(r.effective)), source, key=key)
 
     def action_edit(self) -> None:
         if self.step != "review":
@@ -311,7 +325,7 @@ class WizardScreen(Screen):
             log.write_line(f"[{e.elapsed:6.1f}s] {e.node} {e.stage} {e.status} {inert(e.detail)}")
         elif isinstance(e, ev.Ready):
             self.query_one("#shards", ProgressBar).update(progress=100)
-            banner.update(Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {e.endpoint}", style="bold green"))
+            banner.update(Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {e.endpoint}", style="bold"))
             banner.set_class(True, "-ready")
             log.write_line(f"READY {e.endpoint}")
         elif isinstance(e, ev.Failed):

@@ -14,26 +14,31 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from spark_tui.core.monitor import NodeView
+from spark_tui.parsers.nccl import split_header
 from spark_tui.parsers.text import inert
 
-BAR = 24
+BAR = 16
 VERDICT_STYLE = {"ok": "bold green", "warn": "bold yellow", "error": "bold red"}
+
+
+def _text() -> Text:
+    """Pane text: one line per item, cut with an ellipsis rather than wrapped."""
+    return Text(no_wrap=True, overflow="ellipsis")
 
 
 def header_text(view: NodeView) -> Text:
     snap = view.snapshot
-    t = Text()
-    t.append(f"{view.node} ", style="bold")
-    t.append(f"{inert(view.host)}  {view.role}  ", style="dim")
+    t = _text()
+    t.append(f"{inert(view.host)}  ", style="dim")  # the border title names the node and role
     if not snap.reachable:
         t.append("UNREACHABLE", style="bold red")
         t.append(f"  {inert(snap.error or '')}")
         if view.retry_in is not None:
             t.append(f"  reconnect in {view.retry_in:.0f} s", style="yellow")
         return t
-    t.append("up", style="bold green")
+    t.append("up ", style="bold green")
     if snap.rtt_ms is not None:
-        t.append(f"  rtt {snap.rtt_ms:.0f} ms")
+        t.append(f"rtt {snap.rtt_ms:.0f} ms")
     t.append(f"  at {time.strftime('%H:%M:%S', time.localtime(snap.taken_at))}", style="dim")
     if snap.docker_error:
         t.append("\ndocker: ", style="bold red")
@@ -42,19 +47,18 @@ def header_text(view: NodeView) -> Text:
 
 
 def interfaces_text(view: NodeView) -> Text:
-    t = Text()
+    t = _text()
     for iface in view.snapshot.interfaces.values():
         if iface.name == "lo":
             continue
         style = "bold reverse" if iface.is_data else ""
-        t.append(("* " if iface.is_data else "  ") + f"{inert(iface.name):<14}", style=style)
-        state_style = "green" if iface.state == "UP" else "red"
-        t.append(f" {iface.state:<5}", style=state_style)
-        t.append(f" mtu {iface.mtu or '?':<5}")
-        if iface.roce_device:
-            t.append(f" {iface.roce_device}({iface.roce_state})", style="cyan" if iface.roce_state == "Up" else "red")
-        addrs = " ".join(iface.ipv4) or "no IPv4"
-        t.append(f" {addrs}\n")
+        t.append(("*" if iface.is_data else " ") + f"{inert(iface.name):<14}", style=style)
+        t.append(f" {iface.state:<4}", style="green" if iface.state == "UP" else "red")
+        t.append(f" {iface.mtu or '?':<5}")
+        # The RoCE device in green when its port is up, red otherwise.
+        roce = iface.roce_device or "-"
+        t.append(f" {roce:<13}", style=("green" if iface.roce_state == "Up" else "red") if iface.roce_device else "dim")
+        t.append(f" {' '.join(iface.ipv4) or '-'}\n")
     if not t.plain:
         t.append("no interfaces reported", style="dim")
     t.rstrip()
@@ -63,16 +67,16 @@ def interfaces_text(view: NodeView) -> Text:
 
 def gpu_text(view: NodeView) -> Text:
     g = view.snapshot.gpu
-    t = Text()
+    t = _text()
     if g is None or not g.present:
         t.append(f"GPU: none ({g.reason if g else 'not probed'})", style="dim")
         return t
     frac = view.memory_fraction
     for card in g.gpus:
-        t.append(f"GPU{card.index} {inert(card.name)}", style="bold")
-        t.append(f"  util {_num(card.utilization_pct)}%  {_num(card.temperature_c)}C  {_num(card.power_w)}W\n")
+        t.append(f"GPU{card.index} {inert(card.name)} ", style="bold")
+        t.append(f"util {_num(card.utilization_pct)}%  {_num(card.temperature_c)}C  {_num(card.power_w)}W\n")
     if g.unified is not None:
-        label = "unified memory" if g.is_gb10 else "memory (from /proc/meminfo)"
+        label = "unified" if g.is_gb10 else "memory (/proc/meminfo)"
         used, total = g.unified.used_mib / 1024, g.unified.total_mib / 1024
     else:
         label = "memory"
@@ -83,7 +87,7 @@ def gpu_text(view: NodeView) -> Text:
         style = "red" if frac > 0.9 else "yellow" if frac > 0.75 else "green"
         t.append("█" * filled, style=style)
         t.append("░" * (BAR - filled), style="dim")
-        t.append(f" {label} {used:.1f}/{total:.1f} GiB")
+        t.append(f" {label} {used:.1f}/{total:.1f} GiB {frac:.0%}")
     if len(view.memory_history) > 1:
         t.append("\nhistory ", style="dim")
         t.append(sparkline(view.memory_history[-BAR - 12:]), style="cyan")
@@ -94,7 +98,7 @@ def gpu_text(view: NodeView) -> Text:
 
 def containers_text(view: NodeView) -> Text:
     snap = view.snapshot
-    t = Text()
+    t = _text()
     if snap.docker_error:
         t.append("containers: unknown (docker engine unreachable)", style="red")
         return t
@@ -104,9 +108,9 @@ def containers_text(view: NodeView) -> Text:
     for c in snap.containers:
         drift = view.drifted.get(c.name)
         t.append("DRIFT " if drift else "", style="bold reverse red")
-        t.append(f"{inert(c.name)}", style="bold")
+        t.append(f"{inert(c.name)} ", style="bold")
         state_style = "green" if c.state == "running" else "yellow" if c.state in ("created", "restarting") else "red"
-        t.append(f" {c.state}", style=state_style)
+        t.append(c.state, style=state_style)
         if c.health:
             t.append(f" ({c.health})")
         t.append(f" {_uptime(c.started_at) if c.state == 'running' else ''}")
@@ -118,20 +122,22 @@ def containers_text(view: NodeView) -> Text:
 
 
 def nccl_text(view: NodeView) -> Text:
-    t = Text()
+    t = _text()
     s = view.nccl
     if s is None:
         t.append("NCCL: no spark-tui container log yet", style="dim")
         return t
     boot = ", ".join(f"{i}:{a}" for i, a in s.bootstrap[:2]) or "?"
-    t.append(f"NCCL {s.version or '?'}", style="bold")
-    t.append(f"  net {s.transport or '?'}  boot {boot}  init {s.init_complete}/{s.init_start}")
+    t.append(f"NCCL {s.version or '?'} ", style="bold")
+    t.append(f"net {s.transport or '?'}  init {s.init_complete}/{s.init_start}  boot {boot}")
     if s.warnings:
         t.append(f"  {len(s.warnings)} WARN", style="yellow")
     for v in view.nccl_verdicts:
         t.append(f"\n{v.text}", style=VERDICT_STYLE.get(v.level, ""))
     for line in view.nccl_tail[-4:]:
-        t.append(f"\n{inert(line)[-160:]}", style="dim")
+        parts = split_header(line)
+        shown = f"{parts[1]} {parts[2]}" if parts else line  # the message, without host:pid:tid [dev]
+        t.append(f"\n{inert(shown)}", style="yellow" if parts and parts[1] == "WARN" else "dim")
     return t
 
 
@@ -165,7 +171,6 @@ class NodePane(Vertical, can_focus=True):
         super().__init__(id=f"pane-{node}", classes="node-pane")
         self.node = node
         self.border_title = f"{node} ({role})"
-        self.border_subtitle = host
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"{self.node}: waiting for the first refresh", style="dim"), classes="pane-header")

@@ -1,0 +1,161 @@
+"""Fixed cockpit input for snapshot tests: the core's answers frozen, so screenshots are stable.
+
+Snapshots compare pixels of text, so live values (round-trip times, clocks, image IDs
+that change with every test-cluster build) cannot be in them. FrozenCore answers the
+same calls as CockpitCore with fixed data: node views built from the parsers' own
+dataclasses and the NCCL corpus sample of a DGX Spark worker. Behaviour against real
+nodes is tested in test_cockpit.py; these tests pin what the screens look like.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spark_tui.core import events as ev
+from spark_tui.core.check import CheckResult
+from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.core.monitor import ImageRow, NodeView
+from spark_tui.core.probes import ContainerState, GpuState, HostInfo, NodeSnapshot
+from spark_tui.parsers import gpu, netif
+from spark_tui.parsers.nccl import NcclParser
+from spark_tui.settings.resolve import Inputs, resolve
+
+DATA = Path(__file__).resolve().parent / "data"
+TAKEN_AT = 1796200000.0  # a fixed clock for "last refresh"
+IMAGE = "vllm-node:latest"
+
+
+# A fixed place: file:line provenance is part of the screenshots.
+FROZEN_DIR = Path("/tmp/spark-tui-snapshots")
+
+
+def cluster_config(count: int, environ=None, interactive=None):
+    lines = ["name: duo", f"image: {IMAGE}", "model: Qwen/Qwen3-30B-A3B", "nodes:"]
+    for i in range(1, count + 1):
+        lines += [f"  - name: spark-{i}", f"    host: 10.231.0.{10 + i}"]
+    FROZEN_DIR.mkdir(exist_ok=True)
+    path = FROZEN_DIR / f"frozen{count}.yaml"
+    path.write_text("\n".join(lines) + "\n")
+
+    def reconfigure(edits, detected):
+        return resolve(Inputs(cluster_file=str(path), user_config="", environ=environ or {}, interactive=edits, detected=detected))
+
+    return reconfigure(interactive or {}, {}), reconfigure
+
+
+def node_view(config, name: str, reachable: bool = True, drift: bool = False) -> NodeView:
+    node = config.node(name)
+    role = "head" if node.is_head else "worker"
+    if not reachable:
+        snap = NodeSnapshot(name, False, error="cannot connect to " + node["host"] + ": Connection refused", taken_at=TAKEN_AT)
+        return NodeView(name, node["host"], role, snap, retry_in=8.0)
+    ip = node["data_ip"]
+    ifaces = {
+        "enP7s7": netif.Interface("enP7s7", "UP", 1500, ["192.168.1.20/24"]),
+        "enp1s0f1np1": netif.Interface("enp1s0f1np1", "UP", 9000, [f"{ip}/24"], roce_device="rocep1s0f1", roce_state="Up", is_data=True),
+        "enP2p1s0f1np1": netif.Interface("enP2p1s0f1np1", "UP", 9000, [], roce_device="roceP2p1s0f1", roce_state="Up"),
+    }
+    card = gpu.Gpu(0, "NVIDIA GB10", 41.0, 11.3, None, 3.0, None, None, memory_supported=False)
+    unified = gpu.UnifiedMemory(121_000.0, 87_500.0 if node.is_head else 84_000.0, 33_500.0)
+    procs = [gpu.GpuProcess(4242, "VLLM::EngineCore" if node.is_head else "ray::RayWorkerWrapper", None)]
+    labels = {"spark-tui.cluster": config["name"], "spark-tui.role": role}
+    image = "vllm-node:old" if drift else IMAGE
+    containers = [ContainerState("vllm_node", image, "sha256:" + "ab" * 32, [], [], "running", None, "", 0, labels)]
+    snap = NodeSnapshot(name, True, rtt_ms=3.0, taken_at=TAKEN_AT, host=HostInfo(name, "aarch64", "6.11.0-1016-nvidia", "28.3.3", "overlayfs", "io.containerd.snapshotter.v1"),
+                        interfaces=ifaces, gpu=GpuState(True, gpus=[card], processes=procs, unified=unified), containers=containers)
+    parser = NcclParser()
+    tail = [line for line in (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines() if parser.feed(line, 0.0)]
+    history = [0.05, 0.1, 0.2, 0.35, 0.5, 0.62, 0.7, 0.72, 0.72, 0.71]
+    view = NodeView(name, node["host"], role, snap, memory_history=history, nccl=parser.summary, nccl_tail=tail[-4:],
+                    nccl_verdicts=parser.summary.verdicts(0.0))
+    if drift:
+        view.drifted = {"vllm_node": [f"image vllm-node:old (requested {IMAGE})"]}
+    return view
+
+
+class FrozenCore:
+    """Answers like CockpitCore, from fixed data; records what the UI asked for."""
+
+    def __init__(self, config, reconfigure, unreachable=(), drift=()):
+        self.config = config
+        self._reconfigure = reconfigure
+        self.interactive: dict = {}
+        self.unreachable = set(unreachable)
+        self.drift = set(drift)
+        self.calls: list[str] = []
+
+    def edit(self, key, value):
+        edits = dict(self.interactive)
+        edits[key] = value
+        self.config = self._reconfigure(edits, {})
+        self.interactive = edits
+        return self.config
+
+    async def refresh(self, name):
+        return node_view(self.config, name, name not in self.unreachable, name in self.drift)
+
+    async def images(self):
+        nodes = [n.name for n in self.config.nodes]
+        layers = ("sha256:" + "1" * 64, "sha256:" + "2" * 64)
+        return [
+            ImageRow(IMAGE, {n: "5f1b2c3d4e5f" for n in nodes}, {n: layers for n in nodes}, "sha256:" + "9" * 64, 18342.0, "2026-11-28T09:12:44"),
+            ImageRow("vllm-node:old", {nodes[0]: "0a1b2c3d4e5f"}, {nodes[0]: layers[:1]}, "sha256:" + "8" * 64, 17990.0, "2026-10-02T18:01:09"),
+        ]
+
+    async def check(self, emit):
+        self.calls.append("check")
+        results = []
+        for n in self.config.nodes:
+            results += [
+                CheckResult("ssh.reachable", n.name, "pass", f"SSH to {n['host']} authenticated, host key verified"),
+                CheckResult("docker.engine", n.name, "pass", "Docker 28.3.3, storage overlayfs / io.containerd.snapshotter.v1"),
+                CheckResult("image.present", n.name, "pass", f"{self.config['image']} present (5f1b2c3d4e5f)"),
+                CheckResult("container.absent", n.name, "pass", "no container named vllm_node"),
+                CheckResult("gpu.present", n.name, "pass", "1 GPU(s): NVIDIA GB10 (GB10: unified memory)"),
+                CheckResult("net.data_interface", n.name, "pass", f"enp1s0f1np1 UP, {n['data_ip']}/24, MTU 9000"),
+                CheckResult("model.cached", n.name, "warn", f"Qwen/Qwen3-30B-A3B not in ~/.cache/huggingface on {n.name}; 812 GiB free there",
+                            "download it there first (huggingface-cli download Qwen/Qwen3-30B-A3B)"),
+            ]
+        for r in results:
+            emit(r)
+        return results
+
+    async def launch(self, emit):
+        self.calls.append("launch")
+        head = self.config.head.name
+        t = 0.0
+        for n in self.config.nodes:
+            t += 0.4
+            emit(ev.Stage(n.name, "container", "done", "5f1b2c3d4e5f", t))
+        emit(ev.Stage("cluster", "ray_join", "done", f"{len(self.config.nodes)} nodes", 6.2, 1.0))
+        emit(ev.Stage(head, "shards", "progress", "7/16", 41.0, 7 / 16))
+        emit(ev.Stage(head, "shards", "progress", "16/16", 73.5, 1.0))
+        emit(ev.Ready(f"http://{self.config.head['data_ip']}:8000/v1", self.config["served_model_name"], 96.4))
+        return True
+
+    async def teardown_targets(self):
+        return {n.name: ["vllm_node (running, image vllm-node:latest)"] if n.name not in self.unreachable else "unreachable: Connection refused"
+                for n in self.config.nodes}
+
+    async def teardown(self, emit):
+        self.calls.append("teardown")
+        return True
+
+    def follower(self, node, container, emit, tail=500):
+        return _FrozenFollower(node, container, emit)
+
+    async def close(self):
+        return None
+
+
+class _FrozenFollower:
+    def __init__(self, node, container, emit):
+        self.node, self.container, self.emit = node, container, emit
+
+    def start(self):
+        self.emit(StreamState(self.node, self.container, "following"))
+        lines = (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines()
+        self.emit(LogLines(self.node, self.container, lines))
+
+    async def stop(self):
+        return None

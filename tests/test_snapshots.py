@@ -1,0 +1,81 @@
+"""Snapshot tests (pytest-textual-snapshot) of every screen, from frozen core answers (tests/frozen.py).
+
+Update after an intended change: pytest tests/test_snapshots.py --snapshot-update
+"""
+
+import time
+
+import pytest
+
+from spark_tui.ui.app import SparkApp
+from tests.frozen import FrozenCore, cluster_config
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def app_for(tmp_path, count=2, environ=None, theme=None, **kw):
+    config, reconfigure = cluster_config(count, environ, {"theme": theme} if theme else None)
+    return SparkApp(FrozenCore(config, reconfigure, **kw))
+
+
+async def settle(pilot):
+    await pilot.pause(0.2)
+    await pilot.wait_for_scheduled_animations()
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+def test_dashboard(snap_compare, tmp_path, count):
+    assert snap_compare(app_for(tmp_path, count), terminal_size=SIZE, run_before=settle)
+
+
+def test_dashboard_eight_nodes_scroll(snap_compare, tmp_path):
+    assert snap_compare(app_for(tmp_path, 8), terminal_size=SIZE, run_before=settle)
+
+
+def test_dashboard_disconnected_node_and_drift(snap_compare, tmp_path):
+    app = app_for(tmp_path, 2, unreachable=["spark-2"], drift=["spark-1"])
+    assert snap_compare(app, terminal_size=SIZE, run_before=settle)
+
+
+@pytest.mark.parametrize("theme", ["spark-dark", "spark-light", "spark-high-contrast"])
+def test_each_theme(snap_compare, tmp_path, theme):
+    assert snap_compare(app_for(tmp_path, 2, theme=theme), terminal_size=SIZE, run_before=settle)
+
+
+def test_wizard_image_step(snap_compare, tmp_path):
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w"], run_before=settle)
+
+
+def test_wizard_check_step(snap_compare, tmp_path):
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter"], run_before=settle)
+
+
+def test_wizard_review_step_shows_lookalike_warning(snap_compare, tmp_path):
+    app = app_for(tmp_path, 2, environ={"IMAGE_NAME": "vllm-node:typo"})
+    assert snap_compare(app, terminal_size=SIZE, press=["w", "enter", "n"], run_before=settle)
+
+
+def test_wizard_launch_step_ready(snap_compare, tmp_path):
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter", "n", "n"], run_before=settle)
+
+
+def test_confirm_dialog(snap_compare, tmp_path):
+    app = app_for(tmp_path, 2, unreachable=["spark-2"])
+    assert snap_compare(app, terminal_size=SIZE, press=["ctrl+d"], run_before=settle)
+
+
+def test_help_screen(snap_compare, tmp_path):
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["question_mark"], run_before=settle)
+
+
+def test_logs_screen_nccl_only(snap_compare, tmp_path):
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["l", "c"], run_before=settle)
