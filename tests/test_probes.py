@@ -52,7 +52,7 @@ def test_reconnect_after_sshd_restart(cluster, tmp_path):
             conn_before = t.conn
             cluster.stop_sshd(node)
             # sshd -D's per-connection children keep the old session alive; kill them to drop it
-            await asyncio.to_thread(_kill_node_sshd_children, node)
+            await asyncio.to_thread(cluster.kill_sshd_sessions, node)
             await asyncio.sleep(0.3)
             during = await nodes.snapshot_all()
             cluster.start_sshd(node)
@@ -64,22 +64,6 @@ def test_reconnect_after_sshd_restart(cluster, tmp_path):
     assert first[1].reachable
     assert not during[1].reachable and during[1].error and during[0].reachable
     assert after[1].reachable and after_conn is not before_conn
-
-
-def _kill_node_sshd_children(node):
-    import os
-    import signal
-
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                comm = open(f"/proc/{pid}/comm").read().strip()
-                netns = os.readlink(f"/proc/{pid}/ns/net")
-                node_ns = os.readlink(f"/proc/{node.holder_pid}/ns/net")
-            except OSError:
-                continue
-            if comm == "sshd" and netns == node_ns:
-                os.kill(int(pid), signal.SIGKILL)
 
 
 @pytest.mark.cluster
@@ -157,7 +141,7 @@ def test_status_command(cluster, tmp_path, run_cli):
     assert code == 0
     assert "spark-1 (head, 10.231.0.11): up" in out and "*enp1s0f1np1" in out and "unified memory" in out
     cluster.stop_sshd(cluster.nodes[1])
-    _kill_node_sshd_children(cluster.nodes[1])
+    cluster.kill_sshd_sessions(cluster.nodes[1])
     code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"), "--connect-timeout", "2")
     assert code == 1 and "spark-2 (worker, 10.231.0.12): UNREACHABLE" in out and "spark-1 (head, 10.231.0.11): up" in out
 

@@ -201,8 +201,12 @@ class SshTransport:
                     await self._drop()
                     if attempt == 2:
                         raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
-                except asyncio.TimeoutError:
-                    self._shell = None  # its output is out of step now; start a fresh one next time
+                except (asyncio.TimeoutError, asyncio.CancelledError):
+                    # Its output is out of step now (the script may still be printing): close it
+                    # and start a fresh one next time.
+                    shell, self._shell = self._shell, None
+                    if shell is not None:
+                        shell.close()
                     raise
             self.rtt_ms = (time.monotonic() - start) * 1000
         return out[: -len(marker) - 1]

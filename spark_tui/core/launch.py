@@ -140,6 +140,8 @@ class Launch:
             await asyncio.to_thread(container.start)
         except docker.errors.DockerException as exc:
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
+        except (requests.exceptions.RequestException, OSError) as exc:
+            raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
     async def _logs(self, node: str, tail: int | str = 400) -> list[str]:

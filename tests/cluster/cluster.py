@@ -130,6 +130,20 @@ class Cluster:
         _wait_port(node, 22)
         self.save()
 
+    def kill_sshd_sessions(self, node: Node) -> None:
+        """Kill every sshd process of the node, the per-connection children too: open sessions drop."""
+        node_ns = os.readlink(f"/proc/{node.holder_pid}/ns/net")
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                comm = open(f"/proc/{pid}/comm").read().strip()
+                netns = os.readlink(f"/proc/{pid}/ns/net")
+            except OSError:
+                continue
+            if comm == "sshd" and netns == node_ns:
+                _signal(int(pid), signal.SIGKILL)
+
     def stop_dockerd(self, node: Node) -> None:
         _kill_wait(node.dockerd_pid, timeout=30)
         node.dockerd_pid = 0
