@@ -131,6 +131,15 @@ def bench_operations(cluster, counts: list[int]) -> dict:
     return out
 
 
+def build_cockpit(build_app, cluster, count: int):
+    """The cockpit as `spark-tui --cluster FILE` builds it, for the first-frame benchmark."""
+    from spark_tui.cli import _SettingsNamespace, build_parser
+
+    path = cluster.cluster_file(count, cluster.root / f"bench-cockpit-{count}.yaml")
+    args = build_parser().parse_args(["--cluster", path], namespace=_SettingsNamespace())
+    return build_app(args, {"HOME": str(cluster.root)})
+
+
 def bench_startup(repeats: int) -> dict:
     times = []
     for _ in range(repeats):
@@ -156,9 +165,14 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
         start = time.perf_counter()
         own = cluster = tc.up(max(counts))
         results["cluster_up_s"] = round(time.perf_counter() - start, 2)
+    from bench import cockpit
+
+    results["logs_screen"] = cockpit.bench_logs(10_000 if quick else 1_000_000, flood_seconds=0.5 if quick else 10.0,
+                                                buffer_lines=2_000 if quick else 100_000)
     try:
         results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 5)
         results["operations"] = bench_operations(cluster, counts)
+        results["startup"].update(cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes)))))
     finally:
         if own is not None:
             from tests.cluster import cluster as tc
@@ -169,7 +183,16 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
                 + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"]] for n, r in results["refresh"].items()]))
     print(table("check / up / down wall time (s)", [["nodes", "check", "up", "down", "check vs 1", "up vs 1", "down vs 1"]]
                 + [[n, r["check_s"], r["up_s"], r["down_s"], r["check_vs_1"], r["up_vs_1"], r["down_vs_1"]] for n, r in results["operations"].items()]))
-    print(table("startup", [["what", "seconds"], ["spark-tui --help", results["startup"]["help_s"]]]))
+    st = results["startup"]
+    print(table("startup", [["what", "seconds"], ["spark-tui --help", st["help_s"]],
+                            ["cockpit: first dashboard frame (headless)", st.get("first_frame_s", "-")],
+                            ["cockpit: every pane live (2 nodes over SSH)", st.get("all_panes_live_s", "-")]]))
+    lg = results["logs_screen"]
+    print(table("logs screen (headless)", [["figure", "value"], ["lines rendered / s", lg["lines_per_s"]],
+                                           [f"RSS growth over {lg['lines']:,} lines (MB)", lg["rss_growth_mb"]],
+                                           ["RSS growth by fifths (MB)", " ".join(map(str, lg["rss_growth_curve_mb"]))],
+                                           [f"key p50 / p95 / max during {lg['flood_lines_per_s']:,} lines/s (ms)",
+                                            f"{lg['key_p50_ms']} / {lg['key_p95_ms']} / {lg['key_max_ms']}"]]))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "results.json").write_text(json.dumps(results, indent=2))

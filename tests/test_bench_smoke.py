@@ -26,3 +26,20 @@ def test_startup_bench_smoke():
 def test_operations_bench_smoke(cluster):
     out = bench.bench_operations(cluster, [1])
     assert out[1]["up_s"] > 0 and out[1]["check_vs_1"] == 1.0
+
+
+def test_logs_screen_bench_smoke():
+    from bench import cockpit
+
+    out = cockpit.bench_logs(total=5_000, flood_rate=5_000, flood_seconds=0.3, buffer_lines=1_000)
+    assert out["buffer_lines"] == 1_000 and out["log_widget_lines"] == 1_000  # bounded
+    assert out["key_presses"] >= 1 and out["key_p95_ms"] > 0 and out["lines_per_s"] > 0
+
+
+@pytest.mark.cluster
+def test_first_frame_bench_smoke(cluster):
+    from bench import cockpit
+    from bench.run import build_cockpit
+
+    out = cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, 1))
+    assert 0 < out["first_frame_s"] <= out["all_panes_live_s"]

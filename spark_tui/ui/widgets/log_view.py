@@ -8,6 +8,7 @@ handled between ticks.
 
 from __future__ import annotations
 
+import gc
 import re
 import textwrap
 from collections import deque
@@ -22,6 +23,32 @@ from spark_tui.parsers.nccl import is_nccl_line
 from spark_tui.parsers.text import inert
 
 FLUSH_SECONDS = 0.05
+TRIM_EVERY_LINES = 200_000
+
+
+def _load_malloc_trim():
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _load_malloc_trim()
+
+
+def release_freed_memory() -> None:
+    """Collect cycles, then give freed heap back to the OS (malloc_trim: glibc only).
+
+    Textual's Log.write_lines starts a thread worker that keeps each written batch; the
+    finished Worker sits in a reference cycle until a full collection, which Python
+    defers for long. Under a flood that garbage reaches tens of MB, so a long follow
+    collects it explicitly every TRIM_EVERY_LINES lines (measured in bench/cockpit.py).
+    """
+    gc.collect()
+    if _malloc_trim is not None:
+        _malloc_trim(0)
 
 
 @dataclass
@@ -61,7 +88,10 @@ class LogView(Vertical):
     def __init__(self, limit: int, **kw):
         super().__init__(**kw)
         self.buffer = LogBuffer(limit)
-        self.pending: list[str] = []
+        # Lines shown by the next flush; kept while paused so resuming writes only those.
+        self.pending: deque = deque(maxlen=limit)
+        self.overflowed = False
+        self.since_trim = 0
         self.paused = False
         self.wrap = False
         self.sources: dict[str, str] = {}
@@ -84,11 +114,24 @@ class LogView(Vertical):
         return not self.paused and self.log.is_vertical_scroll_end
 
     def add(self, prefix: str, lines: list[str]) -> None:
-        self.pending.extend(self.buffer.add(prefix, lines))
+        shown = self.buffer.add(prefix, lines)
+        self.since_trim += len(lines)
+        if len(self.pending) + len(shown) > self.buffer.limit:
+            self.overflowed = True  # more arrived than the view keeps: the next flush redraws it all
+        self.pending.extend(shown)
 
     def flush(self) -> None:
-        if self.pending and not self.paused:
-            batch, self.pending = self.pending, []
+        if self.since_trim >= TRIM_EVERY_LINES:
+            self.since_trim = 0
+            release_freed_memory()
+        if self.paused:
+            self._badge()
+            return
+        if self.overflowed:
+            self.rerender()
+        elif self.pending:
+            batch = list(self.pending)
+            self.pending.clear()
             self.log.write_lines(self._wrapped(batch))
         self._badge()
 
@@ -111,7 +154,8 @@ class LogView(Vertical):
 
     def rerender(self) -> None:
         """Filter, NCCL-only or wrap changed: show the buffer again through the new view."""
-        self.pending = []
+        self.pending.clear()
+        self.overflowed = False
         self.log.clear()
         self.log.write_lines(self._wrapped(self.buffer.view()))
         self.log.scroll_end(animate=False)
@@ -122,9 +166,11 @@ class LogView(Vertical):
         self.rerender()
 
     def toggle_pause(self) -> None:
+        """Pause keeps collecting; resuming writes what arrived meanwhile and follows again."""
         self.paused = not self.paused
         if not self.paused:
-            self.rerender()
+            self.flush()
+            self.log.scroll_end(animate=False)
         self._badge()
 
     def search(self, text: str, start: int | None = None) -> int | None:
