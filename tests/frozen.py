@@ -76,8 +76,9 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
 class FrozenCore:
     """Answers like CockpitCore, from fixed data; records what the UI asked for."""
 
-    def __init__(self, config, reconfigure, unreachable=(), drift=()):
+    def __init__(self, config, reconfigure, unreachable=(), drift=(), log_lines=None):
         self.config = config
+        self.log_lines = log_lines  # what followed containers print (default: a DGX Spark NCCL log)
         self._reconfigure = reconfigure
         self.interactive: dict = {}
         self.unreachable = set(unreachable)
@@ -142,20 +143,20 @@ class FrozenCore:
         return True
 
     def follower(self, node, container, emit, tail=500):
-        return _FrozenFollower(node, container, emit)
+        return _FrozenFollower(node, container, emit, self.log_lines)
 
     async def close(self):
         return None
 
 
 class _FrozenFollower:
-    def __init__(self, node, container, emit):
+    def __init__(self, node, container, emit, lines=None):
         self.node, self.container, self.emit = node, container, emit
+        self.lines = lines if lines is not None else (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines()
 
     def start(self):
         self.emit(StreamState(self.node, self.container, "following"))
-        lines = (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines()
-        self.emit(LogLines(self.node, self.container, lines))
+        self.emit(LogLines(self.node, self.container, list(self.lines)))
 
     async def stop(self):
         return None

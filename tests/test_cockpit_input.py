@@ -1,0 +1,103 @@
+"""Hostile input through the cockpit: secrets, terminal escapes, bad edits, bad keys and themes."""
+
+import asyncio
+import os
+
+from spark_tui.ui.app import SparkApp
+from spark_tui.ui.screens.logs import LogsScreen
+from spark_tui.ui.screens.wizard import WizardScreen
+from tests.frozen import FrozenCore, cluster_config
+
+TOKEN = "hf_SuperSecretToken123"
+HOSTILE = [
+    "\x1b[2J\x1b[Hscreen cleared?",
+    "\x1b]0;pwned title\x07after title",
+    "\x1b]52;c;Y3VybCBldmlsLnNo\x07clipboard write",
+    "\x1b[31mred\x1b[0m and \x1b[10;10Hcursor moved",
+    "bell\x07 backspace\x08 nul\x00 csi\x9b2J",
+    f"download with HF_TOKEN={TOKEN} ok",
+]
+
+
+def app_with(environ=None, log_lines=None, unreachable=()):
+    config, reconfigure = cluster_config(2, environ)
+    return SparkApp(FrozenCore(config, reconfigure, unreachable=unreachable, log_lines=log_lines), live_refresh=False)
+
+
+def test_logs_show_escapes_inert_and_secrets_masked(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    app = app_with({"SPARK_TUI_HF_TOKEN": TOKEN}, log_lines=HOSTILE)
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.open_logs("spark-1")
+            await pilot.pause(0.3)
+            screen = app.screen
+            assert isinstance(screen, LogsScreen)
+            shown = list(screen.view.log.lines)
+            kept = list(screen.view.buffer.lines)
+            await pilot.press("s")
+            await pilot.pause(0.2)
+            return shown, kept
+
+    shown, kept = asyncio.run(flow())
+    assert len(shown) == len(HOSTILE)
+    for line in shown + kept:
+        assert "\x1b" not in line and "\x07" not in line and "\x9b" not in line and "\x00" not in line, repr(line)
+        assert TOKEN not in line
+    assert shown[0] == "screen cleared?" and shown[1] == "after title"
+    assert "HF_TOKEN=*** ok" in shown[-1]
+    saved = list((tmp_path / "state" / "spark-tui" / "logs").glob("*.log"))
+    assert len(saved) == 1
+    text = saved[0].read_text()
+    assert TOKEN not in text and "\x1b" not in text and "HF_TOKEN=***" in text
+
+
+def test_review_never_shows_the_token(tmp_path):
+    app = app_with({"SPARK_TUI_HF_TOKEN": TOKEN})
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("w", "enter", "n")
+            wizard = app.screen
+            assert isinstance(wizard, WizardScreen) and wizard.step == "review"
+            table = wizard.query_one("#settings")
+            cells = [str(c) for key in table.rows for c in table.get_row(key)]
+            assert any("***" in c for c in cells)
+            assert not any(TOKEN in c for c in cells)
+            assert TOKEN not in str(wizard.query_one("#review-warnings").render())
+
+    asyncio.run(flow())
+
+
+def test_bad_edit_is_one_line_and_changes_nothing(tmp_path):
+    app = app_with()
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("w", "enter", "n")
+            wizard = app.screen
+            table = wizard.query_one("#settings")
+            table.move_cursor(row=table.get_row_index("vllm_port"))
+            await pilot.press("e", "ctrl+a", "ctrl+k", *"80a", "enter")
+            error = str(wizard.query_one("#edit-error").render())
+            assert error.startswith("in the wizard (vllm_port): vllm_port:") and "\n" not in error
+            assert app.core.config["vllm_port"] == 8000 and app.core.interactive == {"image": "vllm-node:latest"}
+            await pilot.press("ctrl+a", "ctrl+k", *"8100", "enter")
+            assert app.core.config["vllm_port"] == 8100
+            assert str(table.get_row("vllm_port")[4]).startswith("interactive edit")
+
+    asyncio.run(flow())
+
+
+def test_bad_keys_and_theme_are_one_line_exit_2(run_cli, tmp_path):
+    code, out, err = run_cli("--keys", "wizzard=f5")
+    assert code == 2 and err.count("\n") == 1 and "--keys: keys: no binding with id 'wizzard'; did you mean 'wizard'?" in err
+    code, out, err = run_cli("--theme", "neon")
+    assert code == 2 and err.count("\n") == 1 and "--theme: no theme 'neon'" in err
+    (tmp_path / "themes").mkdir()
+    bad = tmp_path / "home" / ".local" / "share" / "spark-tui" / "themes"
+    bad.mkdir(parents=True)
+    (bad / "mine.yaml").write_text("name: mine\nprimary: '#123456'\nsparkle: yes\n")
+    code, out, err = run_cli()
+    assert code == 2 and err.count("\n") == 1 and "mine.yaml:3:1: unknown theme field 'sparkle'" in err
