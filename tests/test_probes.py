@@ -154,3 +154,32 @@ def test_local_node_without_ssh(run_cli):
     snap = _json.loads(out)["nodes"][0]
     assert snap["reachable"] and snap["host"]["hostname"] and snap["interfaces"]
     assert snap["docker_error"] and code == 1
+
+
+@pytest.mark.cluster
+def test_ssh_config_alias_and_proxyjump(cluster, tmp_path, monkeypatch):
+    """Host aliases, User, IdentityFile and ProxyJump come from ~/.ssh/config, not from spark-tui settings."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    (home / ".ssh" / "known_hosts").write_text(open(cluster.known_hosts).read())
+    (home / ".ssh" / "config").write_text(
+        f"Host spark-a\n  HostName {head.ip}\n  User root\n  IdentityFile {cluster.client_key}\n\n"
+        f"Host spark-b\n  HostName {worker.ip}\n  User root\n  IdentityFile {cluster.client_key}\n  ProxyJump spark-a\n"
+    )
+    path = tmp_path / "aliases.yaml"
+    path.write_text(f"name: testcluster\nnodes:\n  - name: a\n    host: spark-a\n    data_ip: {head.ip}\n"
+                    f"  - name: b\n    host: spark-b\n    data_ip: {worker.ip}\n")
+    config = resolve(Inputs(cluster_file=str(path), user_config="", environ={"HOME": str(home)}))
+
+    async def scenario():
+        async with Nodes(config) as nodes:
+            snaps = await nodes.snapshot_all()
+            tunnel = nodes.transports["b"].conn._tunnel
+            return snaps, tunnel
+
+    snaps, tunnel = asyncio.run(scenario())
+    assert [s.host.hostname for s in snaps] == [head.name, worker.name], [s.error for s in snaps]
+    assert all(s.reachable and s.docker_error is None for s in snaps)
+    assert tunnel is not None  # b was reached through a (ProxyJump), not directly
