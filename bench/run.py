@@ -114,17 +114,21 @@ def bench_operations(cluster, counts: list[int]) -> dict:
             times = {}
             async with Nodes(config) as nodes:
                 await nodes.snapshot_all()  # connections up, as in the cockpit
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 results = await run_checks(config, nodes)
                 times["check_s"] = time.perf_counter() - start
+                # spark-tui's own CPU: what grows with N on the client. The rest of the wall time is
+                # the nodes' sshd/dockerd, which here share this machine's 2 cores with the client.
+                times["check_client_cpu_s"] = time.process_time() - cpu
                 assert not [r for r in results if r.status == "fail"], results
                 start = time.perf_counter()
                 ok = await Launch(config, nodes, lambda e: None, {n.name: True for n in config.nodes}).run()
                 times["up_s"] = time.perf_counter() - start
                 assert ok
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 assert await teardown(config, nodes, lambda e: None)
                 times["down_s"] = time.perf_counter() - start
+                times["down_client_cpu_s"] = time.process_time() - cpu
             return {k: round(v, 2) for k, v in times.items()}
 
         out[count] = asyncio.run(ops())
@@ -186,8 +190,9 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
                 + [[k, v["lines"], v["lines_per_s"], v["min_lines_per_s"], v["max_lines_per_s"]] for k, v in results["parsers"].items()]))
     print(table("refresh: one full snapshot", [["nodes", "persistent ms", "ssh-per-command ms", "vs 1 node", "ssh / persistent"]]
                 + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"]] for n, r in results["refresh"].items()]))
-    print(table("check / up / down wall time (s)", [["nodes", "check", "up", "down", "check vs 1", "up vs 1", "down vs 1"]]
-                + [[n, r["check_s"], r["up_s"], r["down_s"], r["check_vs_1"], r["up_vs_1"], r["down_vs_1"]] for n, r in results["operations"].items()]))
+    print(table("check / up / down wall time (s)", [["nodes", "check", "up", "down", "check vs 1", "up vs 1", "down vs 1", "check client CPU", "down client CPU"]]
+                + [[n, r["check_s"], r["up_s"], r["down_s"], r["check_vs_1"], r["up_vs_1"], r["down_vs_1"], r["check_client_cpu_s"], r["down_client_cpu_s"]]
+                   for n, r in results["operations"].items()]))
     st = results["startup"]
     print(table("startup", [["what", "seconds"], ["spark-tui --help", st["help_s"]],
                             ["cockpit: first dashboard frame (headless)", st.get("first_frame_s", "-")],

@@ -22,9 +22,10 @@ from spark_tui.parsers import netif
 from spark_tui.settings.resolve import Config, NodeConfig
 
 # Each node checks the others with its own tools: ping where present, else a TCP connect to sshd.
+# `bash --norc`: run under sshd, bash sources ~/.bashrc even for -c (~120 ms each on Debian).
 REACH_SCRIPT = (
     'for ip in "$@"; do if command -v ping >/dev/null 2>&1; then ping -c 1 -W 2 "$ip" >/dev/null 2>&1; '
-    'else timeout 3 bash -c "exec 3<>/dev/tcp/$ip/22" 2>/dev/null; fi && echo "ok $ip" || echo "fail $ip" & done; wait'
+    'else timeout 3 bash --norc -c "exec 3<>/dev/tcp/$ip/22" 2>/dev/null; fi && echo "ok $ip" || echo "fail $ip" & done; wait'
 )
 CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; { df -Pk "$p" 2>/dev/null || df -Pk "$HOME"; } | tail -n 1'
 
