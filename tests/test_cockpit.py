@@ -76,7 +76,7 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             warnings = text_of(wizard, "#review-warnings")
             assert "IMAGE_NAME=some/other-image:v2" in warnings and "does not read it" in warnings
             settings = wizard.query_one("#settings")
-            assert str(settings.get_row("image")[3]).startswith("interactive edit")
+            assert str(settings.get_row("image")[4]).startswith("interactive edit")  # the "from" column
 
             # 4. launch to ready
             await pilot.press("n")

@@ -20,6 +20,7 @@ class DashboardScreen(Screen):
         super().__init__(id="dashboard")
         self.node_rows = nodes  # (name, host, role)
         self.banner = banner
+        self._early: dict[str, NodeView] | None = {}  # None once the panes exist
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -33,7 +34,19 @@ class DashboardScreen(Screen):
         yield Footer()
 
     def show(self, view: NodeView) -> None:
+        # A first refresh can beat the screen's mount: keep it until the panes exist.
+        if self._early is not None:
+            self._early[view.node] = view
+            return
         self.query_one(f"#pane-{view.node}", NodePane).show(view)
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._panes_ready)
+
+    def _panes_ready(self) -> None:
+        early, self._early = self._early or {}, None
+        for view in early.values():
+            self.show(view)
 
     def set_banner(self, text: str) -> None:
         banner = self.query_one("#banner", Static)
