@@ -101,3 +101,32 @@ def test_bad_keys_and_theme_are_one_line_exit_2(run_cli, tmp_path):
     (bad / "mine.yaml").write_text("name: mine\nprimary: '#123456'\nsparkle: yes\n")
     code, out, err = run_cli()
     assert code == 2 and err.count("\n") == 1 and "mine.yaml:3:1: unknown theme field 'sparkle'" in err
+
+
+def test_panes_by_tab_and_arrows_and_theme_from_the_palette():
+    app = app_with()
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("tab")
+            assert app.focused.id == "pane-spark-1"
+            await pilot.press("right")
+            assert app.focused.id == "pane-spark-2"
+            await pilot.press("left")
+            assert app.focused.id == "pane-spark-1"
+            await pilot.press("ctrl+p")
+            await pilot.pause(0.2)
+            await pilot.press(*"Theme: spark-light")
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await pilot.pause(0.2)
+            assert app.theme == "spark-light"
+            await pilot.press("ctrl+p")
+            await pilot.pause(0.2)
+            await pilot.press(*"Logs: node spark-2")
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await pilot.pause(0.3)
+            assert isinstance(app.screen, LogsScreen) and app.screen.source == "spark-2"
+
+    asyncio.run(flow())

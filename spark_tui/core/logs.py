@@ -138,7 +138,7 @@ class LogFollower:
             if since is None:
                 kwargs["tail"] = self.tail
             else:
-                kwargs["since"] = _since_arg(since)
+                kwargs["since"] = since_seconds(since)
             try:
                 for chunk in container.logs(**kwargs):
                     loop.call_soon_threadsafe(queue.put_nowait, chunk)
@@ -187,6 +187,6 @@ class LogFollower:
             self.emit(LogLines(self.node, self.container, out))
 
 
-def _since_arg(key: tuple[int, int]) -> int:
+def since_seconds(key: tuple[int, int]) -> int:
     """Docker's `since` takes whole seconds: resume from the last second and drop what was seen."""
     return calendar.timegm(time.strptime(f"{key[0]:014d}", "%Y%m%d%H%M%S"))

@@ -17,7 +17,7 @@ import docker
 import requests
 
 from spark_tui.core.connection import NodeError
-from spark_tui.core.logs import _since_arg, split_timestamp
+from spark_tui.core.logs import since_seconds, split_timestamp
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import LABEL_PREFIX
 from spark_tui.core.probes import ContainerState, NodeSnapshot, snapshot
@@ -201,7 +201,7 @@ def _logs_since(url: str, name: str, last: tuple[int, int] | None) -> str:
         if last is None:
             kwargs["tail"] = 5000
         else:
-            kwargs["since"] = _since_arg(last)
+            kwargs["since"] = since_seconds(last)
         return c.logs(**kwargs).decode("utf-8", errors="replace")
     finally:
         client.close()

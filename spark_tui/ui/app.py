@@ -106,6 +106,7 @@ class SparkApp(App):
                 pass
 
     def on_node_refreshed(self, message: NodeRefreshed) -> None:
+        message.view.nccl_tail = [self.redact(line) for line in message.view.nccl_tail]
         self.views[message.view.node] = message.view
         self.dashboard.show(message.view)
 

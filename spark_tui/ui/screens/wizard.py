@@ -331,7 +331,7 @@ class WizardScreen(Screen):
         elif isinstance(e, ev.Failed):
             t = Text(f"FAILED: {inert(e.cause)}\nrolling back everything this launch started...", style="bold red")
             for line in e.log_lines[-8:]:
-                t.append(f"\n  | {inert(line)[:140]}", style="red")
+                t.append(f"\n  | {inert(self.app.redact(line))[:140]}", style="red")
             banner.update(t)
             banner.set_class(True, "-failed")
             log.write_line(f"FAILED {inert(e.cause)}")

@@ -1,0 +1,54 @@
+"""Small pure pieces behind the cockpit: timestamps for resuming a log, the bounded log buffer,
+the memory sparkline, path shortening in the review, key-map validation."""
+
+import re
+
+import pytest
+
+from spark_tui.core.logs import since_seconds, split_timestamp
+from spark_tui.errors import ConfigError
+from spark_tui.keys import BY_ID, KEYS, validate_keymap
+from spark_tui.ui.screens.wizard import short_paths
+from spark_tui.ui.widgets.log_view import LogBuffer
+from spark_tui.ui.widgets.node_pane import sparkline
+
+
+def test_docker_timestamps_compare_as_numbers_not_strings():
+    # Docker trims trailing zeros: ".1Z" is later than ".09Z" although it sorts lower as text.
+    a, text_a = split_timestamp("2026-12-02T17:01:02.09Z first line")
+    b, text_b = split_timestamp("2026-12-02T17:01:02.1Z second line")
+    c, _ = split_timestamp("2026-12-02T17:01:03Z third")
+    assert a < b < c and text_a == "first line" and text_b == "second line"
+    assert split_timestamp("no timestamp here") == (None, "no timestamp here")
+    assert since_seconds(b) == 1796230862  # whole seconds, UTC
+
+
+def test_log_buffer_is_bounded_filters_and_shows_lines_inert():
+    buf = LogBuffer(3)
+    shown = buf.add("[n1] ", ["one", "two NCCL INFO x", "\x1b[31mthree\x1b[0m", "four"])
+    assert list(buf.lines) == ["[n1] two NCCL INFO x", "[n1] three", "[n1] four"]
+    assert shown == ["[n1] one", "[n1] two NCCL INFO x", "[n1] three", "[n1] four"]
+    buf.pattern = re.compile("t[wh]")
+    assert buf.view() == ["[n1] two NCCL INFO x", "[n1] three"]
+    buf.pattern, buf.nccl_only = None, True
+    assert buf.add("", ["plain", "host:1:2 [0] NCCL INFO Init START"]) == ["host:1:2 [0] NCCL INFO Init START"]
+
+
+def test_sparkline_maps_fractions_to_eighths():
+    assert sparkline([0.0, 0.5, 1.0, 1.7, -1]) == " ▄██ "  # out-of-range values clamp
+
+
+def test_review_shortens_directories_but_keeps_file_line():
+    assert short_paths("cluster file /tmp/x/y/duo.yaml:5:8") == "cluster file duo.yaml:5:8"
+    assert short_paths("derived from host (cluster file /a/b.yaml:3:1)") == "derived from host (cluster file b.yaml:3:1)"
+    assert short_paths("environment SPARK_TUI_IMAGE") == "environment SPARK_TUI_IMAGE"
+
+
+def test_keymap_unknown_id_names_its_source():
+    assert validate_keymap({"teardown": "ctrl+x"}, lambda k: "x") == {"teardown": "ctrl+x"}
+    with pytest.raises(ConfigError) as exc:
+        validate_keymap({"tear_down": "ctrl+x"}, lambda k: f"config.yaml:3:3 ({k})")
+    assert exc.value.source == "config.yaml:3:3 (tear_down)" and "did you mean 'teardown'" in exc.value.message
+    with pytest.raises(ConfigError):
+        validate_keymap({"quit": " "}, lambda k: "x")
+    assert len(BY_ID) == len(KEYS)  # every binding id is unique
