@@ -20,7 +20,7 @@ from spark_tui.core.connection import NodeError
 from spark_tui.core.logs import since_seconds, split_timestamp
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import LABEL_PREFIX
-from spark_tui.core.probes import ContainerState, NodeSnapshot, snapshot
+from spark_tui.core.probes import ContainerState, NodeSnapshot, engine, forget_engine, snapshot
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
 
@@ -189,40 +189,30 @@ class Monitor:
         return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
 
 
-def _client(url: str) -> docker.DockerClient:
-    return docker.DockerClient(base_url=url, timeout=15)
+def _with_engine(url: str, call):
+    """`call(client)` on the node's shared Docker client; a failure drops it for a fresh one."""
+    client, _ = engine(url)
+    try:
+        return call(client)
+    except Exception:
+        forget_engine(url)
+        raise
 
 
 def _logs_since(url: str, name: str, last: tuple[int, int] | None) -> str:
-    client = _client(url)
-    try:
-        c = client.containers.get(name)
-        kwargs = dict(timestamps=True)
-        if last is None:
-            kwargs["tail"] = 5000
-        else:
-            kwargs["since"] = since_seconds(last)
-        return c.logs(**kwargs).decode("utf-8", errors="replace")
-    finally:
-        client.close()
+    kwargs = dict(timestamps=True)
+    if last is None:
+        kwargs["tail"] = 5000
+    else:
+        kwargs["since"] = since_seconds(last)
+    return _with_engine(url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace"))
 
 
 def _list_images(url: str) -> list[tuple[str, dict]]:
-    client = _client(url)
-    try:
-        out = []
-        for img in client.images.list():
-            for ref in img.tags:
-                out.append((ref, img.attrs))
-        return out
-    finally:
-        client.close()
+    images = _with_engine(url, lambda c: c.images.list())
+    return [(ref, img.attrs) for img in images for ref in img.tags]
 
 
 def _own_containers(url: str, cluster: str, name: str) -> list[str]:
-    client = _client(url)
-    try:
-        found = client.containers.list(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"})
-        return [f"{c.name} ({c.status}, image {c.attrs['Config'].get('Image', '?')})" for c in found if c.name == name]
-    finally:
-        client.close()
+    found = _with_engine(url, lambda c: c.containers.list(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"}))
+    return [f"{c.name} ({c.status}, image {c.attrs['Config'].get('Image', '?')})" for c in found if c.name == name]

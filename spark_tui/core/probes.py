@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import threading
 import time
 from dataclasses import dataclass, field
 
 import docker
+import requests
 
 from spark_tui.core.connection import NodeError
 from spark_tui.parsers import gpu, netif
@@ -185,7 +187,7 @@ async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") ->
         snap.containers = containers
     except NodeError as exc:
         snap.docker_error = str(exc).split(": ", 1)[-1]
-    except docker.errors.DockerException as exc:
+    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
         snap.docker_error = f"docker engine at {node_cfg['docker_socket']} unreachable: {_short(exc)}"
     return snap
 
@@ -198,10 +200,38 @@ def _short(exc: Exception) -> str:
     return text[:160]
 
 
+# One Docker client per engine URL (a node's tunnel socket), with `docker info` read once:
+# a new client negotiates the API version (a round trip) and `info` costs the engine ~15 ms,
+# both on every refresh otherwise. A failing engine is dropped and asked afresh next time.
+_engines: dict[str, tuple[docker.DockerClient, dict]] = {}
+_engines_lock = threading.Lock()
+
+
+def engine(url: str) -> tuple[docker.DockerClient, dict]:
+    with _engines_lock:
+        hit = _engines.get(url)
+    if hit is None:
+        client = docker.DockerClient(base_url=url, timeout=15)
+        try:
+            hit = (client, client.info())
+        except Exception:
+            client.close()
+            raise
+        with _engines_lock:
+            _engines[url] = hit
+    return hit
+
+
+def forget_engine(url: str) -> None:
+    with _engines_lock:
+        hit = _engines.pop(url, None)
+    if hit is not None:
+        hit[0].close()
+
+
 def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]:
-    client = docker.DockerClient(base_url=url, timeout=15)
+    client, info = engine(url)
     try:
-        info = client.info()
         out = []
         for c in client.containers.list(all=True):
             attrs = c.attrs
@@ -228,8 +258,9 @@ def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]
                 mounts=[f"{m.get('Source')}:{m.get('Destination')}" for m in attrs.get("Mounts", [])] if own else None,
             ))
         return info, out
-    finally:
-        client.close()
+    except Exception:
+        _forgetengine(url)  # the engine or its tunnel went away: start clean next refresh
+        raise
 
 
 def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, dict[str, tuple[object, str]]]:
