@@ -52,3 +52,17 @@ def test_keymap_unknown_id_names_its_source():
     with pytest.raises(ConfigError):
         validate_keymap({"quit": " "}, lambda k: "x")
     assert len(BY_ID) == len(KEYS)  # every binding id is unique
+
+
+def test_keys_setting_takes_dotted_ids_and_comma_keys_from_yaml_env_and_flags(tmp_path):
+    from spark_tui.settings.resolve import Inputs, resolve
+
+    user = tmp_path / "config.yaml"
+    user.write_text("keys:\n  wizard.next: f6,ctrl+n\n  teardown: ctrl+x\n")
+    config = resolve(Inputs(user_config=str(user), environ={"SPARK_TUI_KEYS": "quit=ctrl+q;logs.pause=space"},
+                            flags={"keys": ({"help": "f1"}, "--keys")}))
+    assert config["keys"] == {"wizard.next": "f6,ctrl+n", "teardown": "ctrl+x", "quit": "ctrl+q", "logs.pause": "space", "help": "f1"}
+    assert str(config.values["keys"].item_sources["wizard.next"]).endswith("config.yaml:2:3")
+    with pytest.raises(ConfigError) as exc:
+        resolve(Inputs(user_config="", environ={"SPARK_TUI_KEYS": "Bad Id=x"}))
+    assert exc.value.source == "SPARK_TUI_KEYS" and "not a binding id" in exc.value.message

@@ -197,6 +197,7 @@ class ArgList(Kind):
         return " ".join(shlex.quote(v) for v in value or [])
 
 
+BINDING_ID = re.compile(r"[a-z][a-z_]*(?:\.[a-z][a-z_]*)?")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -229,6 +230,39 @@ class EnvMap(Kind):
 
     def show(self, value) -> str:
         return ",".join(f"{k}={v}" for k, v in (value or {}).items())
+
+
+class KeyMap(EnvMap):
+    """Key remapping: binding id -> Textual key string (`n,ctrl+n`: commas separate keys).
+
+    As text (SPARK_TUI_KEYS) pairs are separated by semicolons, since values hold commas.
+    """
+
+    name = "keymap"
+
+    def from_yaml(self, value):
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a mapping of binding id: keys, got {_type_name(value)}")
+        out = {}
+        for key, val in value.items():
+            if not isinstance(key, str) or not BINDING_ID.fullmatch(key):
+                raise ValueError(f"{key!r} is not a binding id (see `?` in the cockpit)")
+            if not isinstance(val, str) or not val.strip():
+                raise ValueError(f"keys for {key} must be a non-empty string such as ctrl+x")
+            out[key] = val.strip()
+        return out
+
+    def from_text(self, text: str):
+        out = {}
+        for part in [p for p in text.split(";") if p.strip()]:
+            key, sep, val = part.partition("=")
+            if not sep:
+                raise ValueError(f"expected ID=KEYS, got {part!r}")
+            out.update(self.from_yaml({key.strip(): val}))
+        return out
+
+    def show(self, value) -> str:
+        return "; ".join(f"{k}={v}" for k, v in (value or {}).items())
 
 
 @dataclass(frozen=True)

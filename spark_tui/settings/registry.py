@@ -115,7 +115,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("log_buffer_lines", k.Int(100, 10_000_000), 100_000, "Lines kept per log view (older lines are dropped)."),
     _s("refresh_interval", k.Float(min=0.2), 2.0, "Seconds between dashboard refreshes."),
     _s("readonly", k.Bool(), False, "Disable launch and teardown in the cockpit."),
-    _s("keys", k.EnvMap(), {}, "Key remapping: binding id = keys, e.g. teardown: ctrl+x."),
+    _s("keys", k.KeyMap(), {}, "Key remapping: binding id = keys, e.g. teardown: ctrl+x (SPARK_TUI_KEYS: id=keys;id=keys)."),
 )
 
 CLUSTER_SETTINGS = tuple(s for s in SETTINGS if s.scope != "node")
