@@ -86,6 +86,8 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             assert "READY" in text_of(wizard, "#launch-banner")
             assert f"http://{cluster.nodes[0].ip}:8000/v1" in text_of(wizard, "#launch-banner")
             assert all(len(ids) == 1 for ids in containers(cluster, 2).values())
+            # the head container's own log streams under the stage events
+            await until(pilot, lambda: any(line.startswith("  | ") for line in wizard.query_one("#launch-log").lines), "the head log")
 
             # back on the dashboard the panes show the running containers and their NCCL summary
             await pilot.press("escape")

@@ -21,10 +21,11 @@ GPU_FIELDS = ["index", "name", "utilization.gpu", "temperature.gpu", "power.draw
 APP_FIELDS = ["pid", "process_name", "used_memory"]
 MARK = "@@spark-tui@@"
 
-# Runs under `sh -c`; every command tolerates its tool being absent.
+# Runs in the node's long-lived `sh`; every command tolerates its tool being absent. Files are
+# read with the shell's own `read` where possible: every fork is paid on every node, every refresh.
 PROBE_SCRIPT = f"""
 m() {{ echo "{MARK} $1"; }}
-m hostname; hostname
+m hostname; read -r h </proc/sys/kernel/hostname && echo "$h"
 m uname; uname -m -r
 m ip; ip -j addr 2>/dev/null
 m ibdev; if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev; else
@@ -32,11 +33,11 @@ m ibdev; if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev; else
     d=${{p#/sys/class/infiniband/}}; d=${{d%%/*}}; n=${{p##*/}};
     s=$(cat /sys/class/infiniband/$d/ports/1/state 2>/dev/null); case "$s" in *ACTIVE*) s=Up;; *) s=Down;; esac;
     echo "$d port 1 ==> $n ($s)"; done; fi
-m speed; for f in /sys/class/net/*/speed; do [ -r "$f" ] && echo "${{f#/sys/class/net/}} $(cat "$f" 2>/dev/null)"; done
+m speed; for f in /sys/class/net/*/speed; do v=; read -r v <"$f" && echo "${{f#/sys/class/net/}} $v"; done
 m smi; if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits;
   m apps; nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits; else echo NO_NVIDIA_SMI; fi
-m meminfo; cat /proc/meminfo
+m meminfo; while read -r k v u; do case "$k" in MemTotal:|MemAvailable:) echo "$k $v $u";; esac; done </proc/meminfo
 m ibdir; [ -d /dev/infiniband ] && echo yes || echo no
 """
 

@@ -18,6 +18,7 @@ from textual.widgets import Header, ContentSwitcher, DataTable, Footer, Input, L
 
 from spark_tui.core import events as ev
 from spark_tui.core.check import CheckResult
+from spark_tui.core.logs import LogLines
 from spark_tui.errors import ConfigError
 from spark_tui.parsers.text import inert
 from spark_tui.settings import report
@@ -50,6 +51,7 @@ class WizardScreen(Screen):
         self.check_running = False
         self.launch_state = "idle"  # idle | running | ready | failed
         self.edit_key: str | None = None
+        self.head_log = None  # follower of the head container during the launch
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -312,6 +314,8 @@ class WizardScreen(Screen):
         stages = self.query_one("#stages", DataTable)
         banner = self.query_one("#launch-banner", Static)
         if isinstance(e, ev.Stage):
+            if e.node == self.core.config.head.name and e.stage == "container" and e.status == "done":
+                self._follow_head()
             key = f"{e.node}/{e.stage}"
             cells = (e.node, e.stage, Text(e.status, style="red" if e.status == "failed" else "green" if e.status == "done" else "cyan"),
                      Text(inert(e.detail)[:80]), f"{e.elapsed:.1f}s")
@@ -343,6 +347,19 @@ class WizardScreen(Screen):
             log.write_line(f"DRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}")
             banner.update(Text(f"{banner.render()}\nDRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}", style="bold red"))
 
+    def _follow_head(self) -> None:
+        """The head container's own log, live, under the stage events."""
+        if self.head_log is not None:
+            return
+        head = self.core.config.head.name
+        self.head_log = self.core.follower(head, self.core.config["container_name"],
+                                           lambda e: self.post_message(CoreEvent(e, "head-log")), tail=200)
+        self.head_log.start()
+
+    async def on_unmount(self) -> None:
+        if self.head_log is not None:
+            await self.head_log.stop()
+
     # --- events from workers ----------------------------------------------------------
 
     def on_core_event(self, message: CoreEvent) -> None:
@@ -350,6 +367,9 @@ class WizardScreen(Screen):
             self._check_row(message.event)
         elif message.job == "launch":
             self._launch_event(message.event)
+        elif message.job == "head-log" and isinstance(message.event, LogLines):
+            log = self.query_one("#launch-log", Log)
+            log.write_lines([f"  | {inert(self.app.redact(line))}" for line in message.event.lines])
 
     def on_job_done(self, message: JobDone) -> None:
         if message.job == "check":
