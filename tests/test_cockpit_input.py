@@ -130,3 +130,23 @@ def test_panes_by_tab_and_arrows_and_theme_from_the_palette():
             assert isinstance(app.screen, LogsScreen) and app.screen.source == "spark-2"
 
     asyncio.run(flow())
+
+
+def test_markup_and_escapes_in_environment_values_and_typed_text_are_literal():
+    nasty = "[/bold][red]x\x1b]0;title\x07"
+    app = app_with({"IMAGE_NAME": nasty}, log_lines=["a [/] line", "b [bold]line[/bold]"])
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            banner = str(app.screen.query_one("#banner").render())
+            assert "IMAGE_NAME=[/bold][red]x" in banner and "\x1b" not in banner and "\x07" not in banner
+            app.open_logs("spark-1")
+            await pilot.pause(0.2)
+            await pilot.press("slash", *"[a] .[/]", "enter")  # brackets typed: a regex, never markup
+            await pilot.pause(0.2)
+            assert list(app.screen.view.log.lines) == ["a [/] line"]
+            await pilot.press("ctrl+f", *"[bold", "enter")  # an invalid regex: one notification, nothing changes
+            await pilot.pause(0.2)
+            assert list(app.screen.view.log.lines) == ["a [/] line"]
+
+    asyncio.run(flow())

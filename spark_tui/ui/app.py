@@ -182,9 +182,9 @@ class SparkApp(App):
             return
         e = message.event
         if isinstance(e, ev.Removed):
-            self.notify(f"removed {e.container} on {e.node}")
+            self.notify(f"removed {e.container} on {e.node}", markup=False)
         elif isinstance(e, ev.StillHolding):
-            self.notify(f"{e.node} STILL HOLDS {e.container}: {e.reason}", severity="error", timeout=15)
+            self.notify(f"{e.node} STILL HOLDS {e.container}: {e.reason}", severity="error", timeout=15, markup=False)
 
     def on_job_done(self, message: JobDone) -> None:
         if message.job == "teardown":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spark_tui.core.monitor import NodeView
+from spark_tui.parsers.text import inert
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.widgets.node_pane import NodePane
 
@@ -24,7 +26,8 @@ class DashboardScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(self.banner, id="banner", classes="-empty" if not self.banner else "")
+        # Warnings quote environment values: plain text, never markup, escapes made inert.
+        yield Static(Text(inert(self.banner)), id="banner", classes="-empty" if not self.banner else "")
         count = len(self.node_rows)
         layout = "-n1" if count == 1 else "-n2" if count == 2 else "-n4" if count <= 4 else "-many"
         with VerticalScroll(id="panes-scroll"):
@@ -50,5 +53,5 @@ class DashboardScreen(Screen):
 
     def set_banner(self, text: str) -> None:
         banner = self.query_one("#banner", Static)
-        banner.update(text)
+        banner.update(Text(inert(text)))
         banner.set_class(not text, "-empty")

@@ -120,9 +120,9 @@ class LogsScreen(Screen):
                 self.view.set_pattern(text)
                 self.filter_text = text
             elif text and self.view.search(text) is None:
-                self.notify(f"no line matches /{text}/", severity="warning")
+                self.notify(f"no line matches /{text}/", severity="warning", markup=False)
         except re.error as exc:
-            self.notify(f"bad regex /{text}/: {exc}", severity="error")
+            self.notify(f"bad regex /{text}/: {exc}", severity="error", markup=False)
             return
         event.input.add_class("-hidden")
         self.view.log.focus()
@@ -142,7 +142,7 @@ class LogsScreen(Screen):
 
     def action_save(self) -> None:
         path = save_log(self.view.buffer.lines, self.core.config["name"], self.source)
-        self.notify(f"saved {len(self.view.buffer.lines)} lines to {path}")
+        self.notify(f"saved {len(self.view.buffer.lines)} lines to {path}", markup=False)
 
     async def action_next_source(self) -> None:
         order = [ALL] + sorted({n for n, _ in self.sources})

@@ -175,9 +175,9 @@ class WizardScreen(Screen):
         try:
             self.core.edit("image", ref)
         except ConfigError as exc:
-            self.notify(f"{exc.source}: {exc.message}", severity="error")
+            self.notify(f"{exc.source}: {exc.message}", severity="error", markup=False)
             return
-        self.notify(f"image {ref} (interactive edit)")
+        self.notify(f"image {ref} (interactive edit)", markup=False)
         self._enter("check")
 
     # --- step 2: check ----------------------------------------------------------------
