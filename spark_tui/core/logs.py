@@ -132,6 +132,13 @@ class LogFollower:
         queue: asyncio.Queue = asyncio.Queue()
         since = self.last
 
+        def post(item) -> bool:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+                return True
+            except RuntimeError:  # the loop is gone (the cockpit quit): nobody is listening
+                return False
+
         def pump() -> None:
             # Blocking reads in a thread; each chunk crosses to the loop once.
             kwargs = dict(stream=True, follow=True, timestamps=True)
@@ -141,10 +148,11 @@ class LogFollower:
                 kwargs["since"] = since_seconds(since)
             try:
                 for chunk in container.logs(**kwargs):
-                    loop.call_soon_threadsafe(queue.put_nowait, chunk)
-                loop.call_soon_threadsafe(queue.put_nowait, None)
+                    if not post(chunk):
+                        return
+                post(None)
             except Exception as exc:  # the connection died under the stream: hand it to the loop
-                loop.call_soon_threadsafe(queue.put_nowait, exc)
+                post(exc)
 
         threading.Thread(target=pump, name=f"logs-{self.node}", daemon=True).start()
         self._state("following")
