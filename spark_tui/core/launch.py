@@ -21,6 +21,7 @@ from spark_tui.core import plan as planmod
 from spark_tui.core.connection import NodeError
 from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
 from spark_tui.core.nodes import Nodes
+from spark_tui.core.probes import known_api_version
 from spark_tui.parsers.nccl import NcclParser
 from spark_tui.parsers.vllm import VllmParser, parse_ray_status
 from spark_tui.settings.resolve import Config
@@ -36,8 +37,11 @@ class LaunchError(Exception):
 
 
 async def docker_client(nodes: Nodes, name: str) -> docker.DockerClient:
+    """A fresh client for an operation (its own connection pool), reusing the API version the
+    refreshes already negotiated with this engine when there is one."""
     url = await nodes.transports[name].docker_url()
-    return await asyncio.to_thread(docker.DockerClient, base_url=url, timeout=30)
+    version = known_api_version(url)
+    return await asyncio.to_thread(docker.DockerClient, base_url=url, timeout=30, **({"version": version} if version else {}))
 
 
 def _exact(client: docker.DockerClient, name: str):

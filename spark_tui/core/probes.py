@@ -223,6 +223,14 @@ def engine(url: str) -> tuple[docker.DockerClient, dict]:
     return hit
 
 
+def known_api_version(url: str) -> str | None:
+    """The API version already negotiated with this engine, if any: a client built with it
+    skips the version round trip."""
+    with _engines_lock:
+        hit = _engines.get(url)
+    return hit[0].api.api_version if hit is not None else None
+
+
 def forget_engine(url: str) -> None:
     with _engines_lock:
         hit = _engines.pop(url, None)
