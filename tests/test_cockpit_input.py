@@ -103,6 +103,16 @@ def test_bad_keys_and_theme_are_one_line_exit_2(run_cli, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "mine.yaml:3:1: unknown theme field 'sparkle'" in err
 
 
+async def palette(pilot, command: str) -> None:
+    """ctrl+p, type the command, enter."""
+    await pilot.press("ctrl+p")
+    await pilot.pause(0.2)
+    await pilot.press(*command)
+    await pilot.pause(0.5)
+    await pilot.press("enter")
+    await pilot.pause(0.3)
+
+
 def test_panes_by_tab_and_arrows_and_theme_from_the_palette():
     app = app_with()
 
@@ -114,19 +124,9 @@ def test_panes_by_tab_and_arrows_and_theme_from_the_palette():
             assert app.focused.id == "pane-spark-2"
             await pilot.press("left")
             assert app.focused.id == "pane-spark-1"
-            await pilot.press("ctrl+p")
-            await pilot.pause(0.2)
-            await pilot.press(*"Theme: spark-light")
-            await pilot.pause(0.5)
-            await pilot.press("enter")
-            await pilot.pause(0.2)
+            await palette(pilot, "Theme: spark-light")
             assert app.theme == "spark-light"
-            await pilot.press("ctrl+p")
-            await pilot.pause(0.2)
-            await pilot.press(*"Logs: node spark-2")
-            await pilot.pause(0.5)
-            await pilot.press("enter")
-            await pilot.pause(0.3)
+            await palette(pilot, "Logs: node spark-2")
             assert isinstance(app.screen, LogsScreen) and app.screen.source == "spark-2"
 
     asyncio.run(flow())

@@ -219,9 +219,11 @@ class EnvMap(Kind):
             out[key] = "true" if val is True else "false" if val is False else str(val)
         return out
 
+    separator = ","  # between pairs in text form
+
     def from_text(self, text: str):
         out = {}
-        for part in [p for p in text.split(",") if p.strip()]:
+        for part in [p for p in text.split(self.separator) if p.strip()]:
             key, sep, val = part.partition("=")
             if not sep:
                 raise ValueError(f"expected NAME=VALUE, got {part!r}")
@@ -229,7 +231,7 @@ class EnvMap(Kind):
         return out
 
     def show(self, value) -> str:
-        return ",".join(f"{k}={v}" for k, v in (value or {}).items())
+        return self.separator.join(f"{k}={v}" for k, v in (value or {}).items())
 
 
 class KeyMap(EnvMap):
@@ -252,17 +254,7 @@ class KeyMap(EnvMap):
             out[key] = val.strip()
         return out
 
-    def from_text(self, text: str):
-        out = {}
-        for part in [p for p in text.split(";") if p.strip()]:
-            key, sep, val = part.partition("=")
-            if not sep:
-                raise ValueError(f"expected ID=KEYS, got {part!r}")
-            out.update(self.from_yaml({key.strip(): val}))
-        return out
-
-    def show(self, value) -> str:
-        return "; ".join(f"{k}={v}" for k, v in (value or {}).items())
+    separator = ";"
 
 
 @dataclass(frozen=True)
