@@ -120,6 +120,27 @@ def test_dockerd_down_on_one_node_is_reported_while_others_work(cluster, tmp_pat
 
 
 @pytest.mark.cluster
+def test_dockerd_stopped_between_refreshes_then_back(cluster, tmp_path):
+    """The refresh keeps one Docker client per engine: losing the engine under it is a docker
+    error on that node, and the next refresh after dockerd is back works again."""
+    node = cluster.nodes[1]
+
+    async def scenario():
+        async with Nodes(two_node_config(cluster, tmp_path)) as nodes:
+            before = await nodes.snapshot_all()
+            await asyncio.to_thread(cluster.stop_dockerd, node)
+            during = await nodes.snapshot_all()
+            await asyncio.to_thread(cluster.start_dockerd, node)
+            after = await nodes.snapshot_all()
+            return before, during, after
+
+    before, during, after = asyncio.run(scenario())
+    assert before[1].docker_error is None
+    assert during[1].reachable and during[1].docker_error and during[0].docker_error is None
+    assert after[1].docker_error is None and after[1].host.docker_version
+
+
+@pytest.mark.cluster
 def test_arguments_are_quoted_for_the_remote_shell(cluster, tmp_path):
     config = two_node_config(cluster, tmp_path)
     canary = "/tmp/spark-tui-canary"

@@ -268,7 +268,7 @@ def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]
             ))
         return info, out
     except Exception:
-        _forgetengine(url)  # the engine or its tunnel went away: start clean next refresh
+        forget_engine(url)  # the engine or its tunnel went away: start clean next refresh
         raise
 
 
