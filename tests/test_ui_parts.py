@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from spark_tui.core.logs import since_seconds, split_timestamp
+from spark_tui.core.logs import LogCursor, since_seconds, split_timestamp
 from spark_tui.errors import ConfigError
 from spark_tui.keys import BY_ID, KEYS, validate_keymap
 from spark_tui.ui.screens.wizard import short_paths
@@ -21,6 +21,16 @@ def test_docker_timestamps_compare_as_numbers_not_strings():
     assert a < b < c and text_a == "first line" and text_b == "second line"
     assert split_timestamp("no timestamp here") == (None, "no timestamp here")
     assert since_seconds(b) == 1796230862  # whole seconds, UTC
+
+
+def test_log_cursor_drops_what_a_resumed_read_repeats():
+    cursor = LogCursor()
+    assert cursor.since() is None
+    first = ["2026-12-02T17:01:02.5Z a", "2026-12-02T17:01:03.1Z b"]
+    assert cursor.fresh(first) == ["a", "b"]
+    assert cursor.since() == 1796230863  # the read resumes at b's whole second...
+    again = ["2026-12-02T17:01:03.1Z b", "2026-12-02T17:01:03.2Z c", "no stamp"]
+    assert cursor.fresh(again) == ["c", "no stamp"]  # ...and b is not shown twice
 
 
 def test_log_buffer_is_bounded_filters_and_shows_lines_inert():

@@ -59,6 +59,31 @@ def split_timestamp(line: str) -> tuple[tuple[int, int] | None, str]:
     return (int(digits), nanos), text
 
 
+class LogCursor:
+    """How far a container's log has been read, by Docker timestamp.
+
+    Docker's `since` takes whole seconds, so a read resumed from the cursor starts again
+    at the last second seen; `fresh` drops what was already read and strips the stamps.
+    """
+
+    def __init__(self) -> None:
+        self.last: tuple[int, int] | None = None
+
+    def since(self) -> int | None:
+        return since_seconds(self.last) if self.last is not None else None
+
+    def fresh(self, lines) -> list[str]:
+        out = []
+        for line in lines:
+            key, text = split_timestamp(line)
+            if key is not None:
+                if self.last is not None and key <= self.last:
+                    continue
+                self.last = key
+            out.append(text)
+        return out
+
+
 class LogFollower:
     """Follows one container on one node until `stop()`; emits LogLines and StreamState."""
 
@@ -68,7 +93,7 @@ class LogFollower:
         self.container = container
         self.emit = emit
         self.tail = tail
-        self.last: tuple[int, int] | None = None
+        self.cursor = LogCursor()
         self._stopping = False
         self._client: docker.DockerClient | None = None
         self._task: asyncio.Task | None = None
@@ -130,7 +155,7 @@ class LogFollower:
         container = await asyncio.to_thread(client.containers.get, self.container)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
-        since = self.last
+        since = self.cursor.since()
 
         def post(item) -> bool:
             try:
@@ -145,7 +170,7 @@ class LogFollower:
             if since is None:
                 kwargs["tail"] = self.tail
             else:
-                kwargs["since"] = since_seconds(since)
+                kwargs["since"] = since
             try:
                 for chunk in container.logs(**kwargs):
                     if not post(chunk):
@@ -183,14 +208,7 @@ class LogFollower:
         return container.status not in ("running", "restarting", "created")
 
     def _emit_lines(self, raw: list[bytes]) -> None:
-        out = []
-        for b in raw:
-            key, text = split_timestamp(b.decode("utf-8", errors="replace"))
-            if key is not None:
-                if self.last is not None and key <= self.last:
-                    continue  # already shown before the reconnect
-                self.last = key
-            out.append(text)
+        out = self.cursor.fresh(b.decode("utf-8", errors="replace") for b in raw)  # nothing shown twice
         if out:
             self.emit(LogLines(self.node, self.container, out))
 

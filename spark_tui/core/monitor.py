@@ -17,9 +17,9 @@ import docker
 import requests
 
 from spark_tui.core.connection import NodeError
-from spark_tui.core.logs import since_seconds, split_timestamp
+from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
-from spark_tui.core.plan import LABEL_PREFIX
+from spark_tui.core.plan import LABEL_PREFIX, ContainerSpec, build
 from spark_tui.core.probes import ContainerState, NodeSnapshot, engine, forget_engine, snapshot
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
@@ -61,7 +61,7 @@ class _NcclState:
     container_id: str
     parser: NcclParser
     tail: deque
-    last: tuple[int, int] | None = None
+    cursor: LogCursor = field(default_factory=LogCursor)
 
 
 @dataclass
@@ -87,6 +87,8 @@ class Monitor:
         self.nodes = nodes
         self._history: dict[str, deque] = {n.name: deque(maxlen=HISTORY) for n in config.nodes}
         self._nccl: dict[str, _NcclState] = {}
+        self._specs: dict[str, ContainerSpec] = {}
+        self._specs_for: Config | None = None
 
     async def refresh(self, name: str) -> NodeView:
         node = self.config.node(name)
@@ -119,24 +121,24 @@ class Monitor:
             state = self._nccl[name] = _NcclState(cid, NcclParser(), deque(maxlen=NCCL_TAIL))
         try:
             url = await self.nodes.transports[name].docker_url()
-            raw = await asyncio.to_thread(_logs_since, url, container.name, state.last)
+            raw = await asyncio.to_thread(_logs_since, url, container.name, state.cursor.since())
         except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError):
             return
         now = time.monotonic()
-        for line in raw.splitlines():
-            key, text = split_timestamp(line)
-            if key is not None:
-                if state.last is not None and key <= state.last:
-                    continue
-                state.last = key
+        for text in state.cursor.fresh(raw.splitlines()):
             if state.parser.feed(text, now):
                 state.tail.append(text)
 
+    def _spec(self, name: str) -> ContainerSpec | None:
+        """The plan for a node, built once per configuration (edits in the wizard replace it)."""
+        if self._specs_for is not self.config:
+            self._specs = {s.node: s for s in build(self.config)}
+            self._specs_for = self.config
+        return self._specs.get(name)
+
     def _drift_marks(self, name: str, snap: NodeSnapshot) -> dict[str, list[str]]:
         """A quick per-container comparison with the plan (image and config hash) for the panes."""
-        from spark_tui.core.plan import build
-
-        spec = next((s for s in build(self.config) if s.node == name), None)
+        spec = self._spec(name)
         marks: dict[str, list[str]] = {}
         if spec is None:
             return marks
@@ -199,12 +201,12 @@ def _with_engine(url: str, call):
         raise
 
 
-def _logs_since(url: str, name: str, last: tuple[int, int] | None) -> str:
+def _logs_since(url: str, name: str, since: int | None) -> str:
     kwargs = dict(timestamps=True)
-    if last is None:
+    if since is None:
         kwargs["tail"] = 5000
     else:
-        kwargs["since"] = since_seconds(last)
+        kwargs["since"] = since
     return _with_engine(url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace"))
 
 

@@ -66,6 +66,8 @@ class SparkApp(App):
         self.live_refresh = live_refresh
         self.views: dict[str, NodeView] = {}
         self._wake = asyncio.Event()
+        self._secrets: list[str] = []
+        self._secrets_for = None  # the config _secrets were taken from
         config = core.config
         self.readonly = bool(config["readonly"])
         self.spark_themes = themes.load_all()
@@ -157,11 +159,15 @@ class SparkApp(App):
         return line
 
     def secrets(self) -> list[str]:
+        """Computed once per configuration: redact runs on every log line."""
         config = self.core.config
-        out = [config["hf_token"]] if config["hf_token"] else []
-        for node in config.nodes:
-            out += [v.value for v in node.container_env if v.secret and v.value]
-        return sorted({s for s in out if len(s) >= 4}, key=len, reverse=True)
+        if self._secrets_for is not config:
+            out = [config["hf_token"]] if config["hf_token"] else []
+            for node in config.nodes:
+                out += [v.value for v in node.container_env if v.secret and v.value]
+            self._secrets = sorted({s for s in out if len(s) >= 4}, key=len, reverse=True)
+            self._secrets_for = config
+        return self._secrets
 
     @work(exclusive=True, group="teardown")
     async def action_teardown(self) -> None:
