@@ -2,10 +2,11 @@
 
 import asyncio
 import json
+import shutil
 
 import pytest
 
-from spark_tui.core.check import run_checks
+from spark_tui.core.check import REACH_SCRIPT, run_checks
 from spark_tui.core.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
@@ -37,6 +38,7 @@ def test_check_passes_on_a_healthy_cluster(cluster, tmp_path, count):
         assert by[("model.cached", node.name)].status == "warn"  # the test model is in no cache
     assert by[("image.same", "cluster")].status == "pass" and by[("parallel.size", "cluster")].status == "pass"
     assert sum(r.id == "net.reach" and r.status == "pass" for r in results) == count * (count - 1)
+    assert "GiB free there" in by[("model.cached", cluster.nodes[0].name)].message
     assert "overlay2" in by[("docker.engine", cluster.nodes[0].name)].message
     assert "GB10" in by[("gpu.present", cluster.nodes[0].name)].message
 
@@ -106,3 +108,28 @@ def test_unreachable_node_and_exit_codes(cluster, tmp_path, run_cli):
     finally:
         cluster.link_up(cluster.nodes[1])
     assert code == 1 and f"[FAIL] {cluster.nodes[1].name}" in out and "ssh.reachable" in out
+    # The node still up tried the other's data address with its own ping, and says it failed.
+    assert f"cannot reach {cluster.nodes[1].name} at {cluster.nodes[1].ip} over the data network" in out
+
+
+@pytest.mark.parametrize("tools", ["ping", "bash /dev/tcp (no ping on the node)"])
+def test_reachability_from_a_node_with_either_tool(cluster, tmp_path, tools):
+    """REACH_SCRIPT run on node 1 against a live peer and an address nobody holds."""
+    config = config_for(cluster, 2, tmp_path)
+    dead = "10.231.0.250"
+    script = REACH_SCRIPT
+    if tools != "ping":
+        # A PATH with bash and timeout but no ping: the TCP fallback runs.
+        only = tmp_path / "bin"
+        only.mkdir()
+        for tool in ("bash", "timeout"):
+            (only / tool).symlink_to(shutil.which(tool))
+        script = f"PATH={only}\n{script}"
+
+    async def go():
+        async with Nodes(config) as nodes:
+            return await nodes.transports[cluster.nodes[0].name].run_script(script, (cluster.nodes[1].ip, dead), timeout=20)
+
+    out = asyncio.run(go()).split()
+    assert out.count("ok") == 1 and out[out.index("ok") + 1] == cluster.nodes[1].ip
+    assert out.count("fail") == 1 and out[out.index("fail") + 1] == dead

@@ -1,7 +1,6 @@
 """Hostile input through the cockpit: secrets, terminal escapes, bad edits, bad keys and themes."""
 
 import asyncio
-import os
 
 from spark_tui.ui.app import SparkApp
 from spark_tui.ui.screens.logs import LogsScreen

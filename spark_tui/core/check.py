@@ -14,8 +14,8 @@ from typing import Callable
 import docker
 import requests
 
-from spark_tui.core.connection import NodeError, quote
-from spark_tui.core.launch import _exact, docker_client
+from spark_tui.core.connection import NodeError
+from spark_tui.core.launch import docker_client
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, snapshot
 from spark_tui.parsers import netif
@@ -27,7 +27,8 @@ REACH_SCRIPT = (
     'for ip in "$@"; do if command -v ping >/dev/null 2>&1; then ping -c 1 -W 2 "$ip" >/dev/null 2>&1; '
     'else timeout 3 bash --norc -c "exec 3<>/dev/tcp/$ip/22" 2>/dev/null; fi && echo "ok $ip" || echo "fail $ip" & done; wait'
 )
-CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; { df -Pk "$p" 2>/dev/null || df -Pk "$HOME"; } | tail -n 1'
+# Prints present|missing, then df's table (its last line is the filesystem holding the cache).
+CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; df -Pk "$p" 2>/dev/null || df -Pk "$HOME"'
 
 
 @dataclass
@@ -79,7 +80,7 @@ async def _node_checks(config: Config, node: NodeConfig, snap: NodeSnapshot, nod
     else:
         h = snap.host
         add("docker.engine", name, "pass", f"Docker {h.docker_version}, storage {h.storage_driver}{' / ' + h.snapshotter if h.snapshotter else ''}")
-        found_layers = await _image_and_container(config, name, nodes, add)
+        found_layers = await _image_and_container(config, name, snap, nodes, add)
     _gpu(node, snap, add)
     _network(config, node, snap, add)
     await _model_cache(config, node, nodes, add)
@@ -88,15 +89,16 @@ async def _node_checks(config: Config, node: NodeConfig, snap: NodeSnapshot, nod
     return found_layers
 
 
-async def _image_and_container(config: Config, name: str, nodes: Nodes, add) -> tuple | None:
+async def _image_and_container(config: Config, name: str, snap: NodeSnapshot, nodes: Nodes, add) -> tuple | None:
     image, cname = config["image"], config["container_name"]
+    # The snapshot just listed every container on the node: an exact name match needs no second call.
+    existing = next((c for c in snap.containers if c.name == cname), None)
     try:
         client = await docker_client(nodes, name)
         try:
             img = await asyncio.to_thread(client.images.get, image)
         except docker.errors.ImageNotFound:
             img = None
-        existing = await asyncio.to_thread(_exact, client, cname)
     except (docker.errors.DockerException, requests.exceptions.RequestException, NodeError) as exc:
         add("image.present", name, "fail", f"docker API failed: {exc}")
         return None
@@ -110,7 +112,7 @@ async def _image_and_container(config: Config, name: str, nodes: Nodes, add) -> 
         add("image.present", name, "pass", f"{image} present ({img.id[7:19]}{', ' + digests[0] if digests else ''})")
     if existing is not None:
         add("container.absent", name, "fail",
-            f"a container named {cname} already exists ({existing.status}, image {existing.attrs['Config'].get('Image')}); a launch never reuses it",
+            f"a container named {cname} already exists ({existing.state}, image {existing.image_ref}); a launch never reuses it",
             "spark-tui down, or docker rm -f it on that node")
     else:
         add("container.absent", name, "pass", f"no container named {cname}")
@@ -179,9 +181,8 @@ def _network(config: Config, node: NodeConfig, snap: NodeSnapshot, add) -> None:
 
 async def _run(nodes: Nodes, node: str, script: str, *args: str) -> str | None:
     """Run `script` with positional args in the node's persistent shell (args quoted, never interpolated)."""
-    line = f"set -- {quote(list(args))}\n{script}" if args else script
     try:
-        return await nodes.transports[node].run_script(line, timeout=20)
+        return await nodes.transports[node].run_script(script, args, timeout=20)
     except (NodeError, asyncio.TimeoutError):
         return None
 
@@ -199,8 +200,9 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
         return
     lines = out.strip().splitlines()
     free = ""
-    if len(lines) > 1 and len(lines[1].split()) >= 4 and lines[1].split()[3].isdigit():
-        free = f"; {int(lines[1].split()[3]) / 1024 / 1024:.0f} GiB free there"
+    fields = lines[-1].split() if len(lines) > 1 else []
+    if len(fields) >= 4 and fields[3].isdigit():
+        free = f"; {int(fields[3]) / 1024 / 1024:.0f} GiB free there"
     if lines and lines[0] == "present":
         add("model.cached", node.name, "pass", f"{model} in {cache}{free}")
     else:

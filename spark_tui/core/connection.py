@@ -65,8 +65,8 @@ class LocalTransport:
         out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), timeout)
         return Result(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode)
 
-    async def run_script(self, script: str, timeout: float | None = 30) -> str:
-        return (await self.run(["sh", "-c", script], timeout=timeout)).stdout
+    async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
+        return (await self.run(["sh", "-c", script, "sh", *args], timeout=timeout)).stdout
 
     async def docker_url(self) -> str:
         return f"unix://{self.node['docker_socket']}"
@@ -86,6 +86,7 @@ class SshTransport:
         self._docker_sock: str | None = None
         self._shell = None  # long-lived `sh` for probe scripts: no login shell per refresh
         self._marker = ""
+        self._functions: dict[str, str] = {}  # script -> the shell function defined for it
         self._shell_lock = asyncio.Lock()
         self._listener = None
         self.rtt_ms: float | None = None
@@ -186,12 +187,13 @@ class SshTransport:
                 raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
         return Result(proc.stdout or "", proc.stderr or "", proc.exit_status if proc.exit_status is not None else 255)
 
-    async def run_script(self, script: str, timeout: float | None = 30) -> str:
+    async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         """Run a shell script in the node's long-lived `sh` session and return its stdout.
 
         An exec channel starts the user's login shell each time (~100 ms of rc files);
         one persistent session pays that once. The script is trusted text of ours, never
-        built from settings; the end marker is random (per shell) so output cannot fake it.
+        built from settings; values reach it only as `args` ($1, $2, ... and "$@"), quoted.
+        The end marker is random (per shell) so output cannot fake it.
         """
         async with self._shell_lock:
             for attempt in (1, 2):
@@ -203,8 +205,10 @@ class SshTransport:
                         # Random per shell, not per call: asyncssh compiles a regex for each new
                         # readuntil separator, and one per shell is as unguessable.
                         self._marker = f"__spark_tui_end_{secrets.token_hex(8)}__"
+                        self._functions = {}
                     marker = self._marker
-                    self._shell.stdin.write(f"{{\n{script}\n}} </dev/null 2>/dev/null\necho; echo {marker}\n")
+                    call = self._call(script) + (" " + quote(list(args)) if args else "")
+                    self._shell.stdin.write(f"{call} </dev/null 2>/dev/null\necho; echo {marker}\n")
                     out = await asyncio.wait_for(self._shell.stdout.readuntil(marker + "\n"), timeout)
                     break
                 except (OSError, asyncssh.Error, asyncio.IncompleteReadError) as exc:
@@ -221,6 +225,16 @@ class SshTransport:
                     raise
             self.rtt_ms = (time.monotonic() - start) * 1000
         return out[: -len(marker) - 1]
+
+    def _call(self, script: str) -> str:
+        """The shell text that runs `script`: the first time in this shell it is defined as a
+        function, afterwards only the function's name is sent. A refresh then costs one short
+        line to send and nothing for the node's shell to parse again."""
+        name = self._functions.get(script)
+        if name is not None:
+            return name
+        name = self._functions[script] = f"_spark_tui_{len(self._functions)}"
+        return f"{name}() {{\n{script}\n}}\n{name}"
 
     async def docker_url(self) -> str:
         """A local UNIX socket forwarded over this SSH connection to the node's docker socket."""

@@ -17,11 +17,11 @@ from typing import Callable
 import docker
 import requests
 
+from spark_tui.core import engines
 from spark_tui.core import plan as planmod
 from spark_tui.core.connection import NodeError
 from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
 from spark_tui.core.nodes import Nodes
-from spark_tui.core.probes import known_api_version
 from spark_tui.parsers.nccl import NcclParser
 from spark_tui.parsers.vllm import VllmParser, parse_ray_status
 from spark_tui.settings.resolve import Config
@@ -37,11 +37,9 @@ class LaunchError(Exception):
 
 
 async def docker_client(nodes: Nodes, name: str) -> docker.DockerClient:
-    """A fresh client for an operation (its own connection pool), reusing the API version the
-    refreshes already negotiated with this engine when there is one."""
+    """The node's shared engine client (the one the refreshes use)."""
     url = await nodes.transports[name].docker_url()
-    version = known_api_version(url)
-    return await asyncio.to_thread(docker.DockerClient, base_url=url, timeout=30, **({"version": version} if version else {}))
+    return await asyncio.to_thread(engines.engine, url)
 
 
 def _exact(client: docker.DockerClient, name: str):
@@ -304,13 +302,13 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
     async def one(node: str) -> bool:
         try:
             client = await docker_client(nodes, node)
+            # The list's summaries carry name and image: no inspect per container.
             found = await asyncio.to_thread(
-                client.containers.list, all=True, filters={"label": f"{planmod.LABEL_PREFIX}cluster={cluster}"})
-            mine = [c for c in found if c.name == name]
+                client.api.containers, all=True, filters={"label": f"{planmod.LABEL_PREFIX}cluster={cluster}"})
+            mine = [c for c in found if f"/{name}" in (c.get("Names") or [])]
             for c in mine:
-                image = c.attrs["Config"].get("Image", "")
-                await asyncio.to_thread(c.remove, force=True)
-                emit(Removed(node, c.name, image))
+                await asyncio.to_thread(client.api.remove_container, c["Id"], force=True)
+                emit(Removed(node, name, c.get("Image", "")))
             emit(Stage(node, "teardown", "done", f"removed {len(mine)}" if mine else "nothing was running"))
             return True
         except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:

@@ -21,6 +21,7 @@ import requests
 
 from spark_tui.core.connection import NodeError
 from spark_tui.core.nodes import Nodes
+from spark_tui.core.engines import new_client
 
 
 @dataclass
@@ -151,7 +152,7 @@ class LogFollower:
     async def _follow_once(self) -> bool:
         """One streaming session. True when the container ended, False when the stream broke."""
         url = await self.nodes.transports[self.node].docker_url()
-        self._client = client = await asyncio.to_thread(docker.DockerClient, base_url=url, timeout=None)
+        self._client = client = await asyncio.to_thread(new_client, url, None)
         container = await asyncio.to_thread(client.containers.get, self.container)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()

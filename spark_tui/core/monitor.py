@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 import docker
 import requests
 
+from spark_tui.core import engines
 from spark_tui.core.connection import NodeError
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import LABEL_PREFIX, ContainerSpec, build
-from spark_tui.core.probes import ContainerState, NodeSnapshot, engine, forget_engine, snapshot
+from spark_tui.core.probes import ContainerState, NodeSnapshot, snapshot
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
 
@@ -191,30 +192,20 @@ class Monitor:
         return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
 
 
-def _with_engine(url: str, call):
-    """`call(client)` on the node's shared Docker client; a failure drops it for a fresh one."""
-    client, _ = engine(url)
-    try:
-        return call(client)
-    except Exception:
-        forget_engine(url)
-        raise
-
-
 def _logs_since(url: str, name: str, since: int | None) -> str:
     kwargs = dict(timestamps=True)
     if since is None:
         kwargs["tail"] = 5000
     else:
         kwargs["since"] = since
-    return _with_engine(url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace"))
+    return engines.with_engine(url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace"))
 
 
 def _list_images(url: str) -> list[tuple[str, dict]]:
-    images = _with_engine(url, lambda c: c.images.list())
+    images = engines.with_engine(url, lambda c: c.images.list())
     return [(ref, img.attrs) for img in images for ref in img.tags]
 
 
 def _own_containers(url: str, cluster: str, name: str) -> list[str]:
-    found = _with_engine(url, lambda c: c.containers.list(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"}))
-    return [f"{c.name} ({c.status}, image {c.attrs['Config'].get('Image', '?')})" for c in found if c.name == name]
+    found = engines.with_engine(url, lambda c: c.api.containers(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"}))
+    return [f"{name} ({c.get('State', '?')}, image {c.get('Image', '?')})" for c in found if f"/{name}" in (c.get("Names") or [])]

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import threading
 import time
 from dataclasses import dataclass, field
 
 import docker
 import requests
 
+from spark_tui.core import engines
 from spark_tui.core.connection import NodeError
 from spark_tui.parsers import gpu, netif
 
@@ -21,26 +21,35 @@ GPU_FIELDS = ["index", "name", "utilization.gpu", "temperature.gpu", "power.draw
 APP_FIELDS = ["pid", "process_name", "used_memory"]
 MARK = "@@spark-tui@@"
 
-# Runs in the node's long-lived `sh`; every command tolerates its tool being absent. Files are
-# read with the shell's own `read` where possible: every fork is paid on every node, every refresh.
+# Runs in the node's long-lived `sh`; every command tolerates its tool being absent. Costs that
+# are paid on every node at every refresh are kept down on purpose:
+# - files are read with the shell's own `read` (MemTotal and MemAvailable are the first and third
+#   lines of /proc/meminfo), not with forked tools;
+# - arch and kernel cannot change while the session lives, so `uname` runs once per shell (the
+#   variable survives in the session: `{ ...; }` is not a subshell);
+# - the output is collected and written at once: line by line it became ~20 SSH packets per node,
+#   each one paid by sshd and by the client.
 PROBE_SCRIPT = f"""
+[ -n "$_spt_uname" ] || _spt_uname=$(uname -m -r)
 m() {{ echo "{MARK} $1"; }}
+_spt_out=$(
 m hostname; read -r h </proc/sys/kernel/hostname && echo "$h"
-m uname; uname -m -r
+m uname; echo "$_spt_uname"
 m ip; ip -j addr 2>/dev/null
 m ibdev; if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev; else
   for p in /sys/class/infiniband/*/device/net/*; do [ -e "$p" ] || continue;
-    d=${{p#/sys/class/infiniband/}}; d=${{d%%/*}}; n=${{p##*/}};
-    s=$(cat /sys/class/infiniband/$d/ports/1/state 2>/dev/null); case "$s" in *ACTIVE*) s=Up;; *) s=Down;; esac;
+    d=${{p#/sys/class/infiniband/}}; d=${{d%%/*}}; n=${{p##*/}}; s=;
+    read -r s </sys/class/infiniband/$d/ports/1/state 2>/dev/null; case "$s" in *ACTIVE*) s=Up;; *) s=Down;; esac;
     echo "$d port 1 ==> $n ($s)"; done; fi
 m speed; for f in /sys/class/net/*/speed; do v=; read -r v <"$f" && echo "${{f#/sys/class/net/}} $v"; done
 m smi; if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits;
   m apps; nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits; else echo NO_NVIDIA_SMI; fi
-m meminfo; while read -r k v u; do case "$k" in MemTotal:|MemAvailable:) echo "$k $v $u";; esac; done </proc/meminfo
+m meminfo; {{ read -r a; read -r b; read -r c; }} </proc/meminfo; printf '%s\\n' "$a" "$b" "$c"
 m ibdir; [ -d /dev/infiniband ] && echo yes || echo no
+)
+printf '%s\\n' "$_spt_out"
 """
-
 
 @dataclass
 class GpuState:
@@ -201,46 +210,9 @@ def _short(exc: Exception) -> str:
     return text[:160]
 
 
-# One Docker client per engine URL (a node's tunnel socket), with `docker info` read once:
-# a new client negotiates the API version (a round trip) and `info` costs the engine ~15 ms,
-# both on every refresh otherwise. A failing engine is dropped and asked afresh next time.
-_engines: dict[str, tuple[docker.DockerClient, dict]] = {}
-_engines_lock = threading.Lock()
-
-
-def engine(url: str) -> tuple[docker.DockerClient, dict]:
-    with _engines_lock:
-        hit = _engines.get(url)
-    if hit is None:
-        client = docker.DockerClient(base_url=url, timeout=15)
-        try:
-            hit = (client, client.info())
-        except Exception:
-            client.close()
-            raise
-        with _engines_lock:
-            _engines[url] = hit
-    return hit
-
-
-def known_api_version(url: str) -> str | None:
-    """The API version already negotiated with this engine, if any: a client built with it
-    skips the version round trip."""
-    with _engines_lock:
-        hit = _engines.get(url)
-    return hit[0].api.api_version if hit is not None else None
-
-
-def forget_engine(url: str) -> None:
-    with _engines_lock:
-        hit = _engines.pop(url, None)
-    if hit is not None:
-        hit[0].close()
-
-
 def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]:
-    client, info = engine(url)
     try:
+        info, client = engines.engine_info(url), engines.engine(url)
         out = []
         for c in client.containers.list(all=True):
             attrs = c.attrs
@@ -268,7 +240,7 @@ def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]
             ))
         return info, out
     except Exception:
-        forget_engine(url)  # the engine or its tunnel went away: start clean next refresh
+        engines.forget(url)  # the engine or its tunnel went away: start clean next refresh
         raise
 
 

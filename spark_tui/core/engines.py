@@ -1,0 +1,72 @@
+"""Docker SDK clients for the nodes' engines, one shared client per engine.
+
+A node's engine is reached through a UNIX socket forwarded over its SSH connection (the URL
+changes when the connection is rebuilt). Refreshes, checks, launches and teardowns all use
+the same client for a URL: a new client negotiates the API version (a round trip) and opens
+a new tunnelled connection, which on every operation and every node added up. `docker info`
+costs the engine ~15 ms, so it is asked once per engine. A failing engine is dropped and
+built afresh on next use. Everything here blocks: call it in a thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, TypeVar
+
+import docker
+
+T = TypeVar("T")
+TIMEOUT = 30  # seconds for one API call; removing a container by force stays well below it
+
+_lock = threading.Lock()
+_clients: dict[str, docker.DockerClient] = {}
+_infos: dict[str, dict] = {}
+
+
+def new_client(url: str, timeout: float | None) -> docker.DockerClient:
+    """A client of its own (log streams hold theirs open indefinitely).
+
+    `trust_env` off: requests would otherwise scan the whole environment for proxy and netrc
+    settings on every API call, and no proxy applies to a forwarded UNIX socket."""
+    client = docker.DockerClient(base_url=url, timeout=timeout)
+    client.api.trust_env = False
+    return client
+
+
+def engine(url: str) -> docker.DockerClient:
+    """The shared client for this engine."""
+    with _lock:
+        client = _clients.get(url)
+    if client is None:
+        client = new_client(url, TIMEOUT)
+        with _lock:
+            client = _clients.setdefault(url, client)
+    return client
+
+
+def engine_info(url: str) -> dict:
+    """`docker info` of this engine, asked once while the engine stays reachable."""
+    with _lock:
+        info = _infos.get(url)
+    if info is None:
+        info = engine(url).info()
+        with _lock:
+            _infos[url] = info
+    return info
+
+
+def forget(url: str) -> None:
+    with _lock:
+        client = _clients.pop(url, None)
+        _infos.pop(url, None)
+    if client is not None:
+        client.close()
+
+
+def with_engine(url: str, call: Callable[[docker.DockerClient], T]) -> T:
+    """`call(client)` on the shared client; a failure drops it so the next use starts clean."""
+    try:
+        return call(engine(url))
+    except Exception:
+        forget(url)
+        raise
