@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -73,36 +74,59 @@ def _config_for(cluster, count: int, env: dict | None = None):
     return resolve(Inputs(cluster_file=path, user_config="", environ={}, flags=flags))
 
 
-def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
-    """One full snapshot of N nodes, persistent connections vs one `ssh` process per command.
+def machine_busy_s() -> float:
+    """CPU seconds used so far by everything on this machine (/proc/stat, all cores)."""
+    with open("/proc/stat") as fh:
+        fields = [int(v) for v in fh.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
-    The persistent figures for every N are taken interleaved (1, 2, 4, 1, 2, 4, ...) so that
-    this shared machine's changing speed weighs on every N alike; medians are reported.
-    """
+
+def _persistent_refreshes(cluster, counts: list[int], repeats: int) -> dict[int, dict]:
+    """Full snapshots over persistent connections, taken interleaved (1, 2, 4, 1, 2, 4, ...)
+    so that this shared machine's changing speed weighs on every N alike.
+
+    Per N: median wall ms, spark-tui's own CPU ms and the whole machine's CPU ms per refresh
+    (the client plus the nodes' sshd, shells, stand-ins and dockerd, all on these cores)."""
     from spark_tui.core.nodes import Nodes
 
-    async def persistent():
+    async def measure():
         groups = {count: Nodes(_config_for(cluster, count)) for count in counts}
         times: dict[int, list[float]] = {count: [] for count in counts}
-        cpu: dict[int, float] = {count: 0.0 for count in counts}
+        cpu = {count: 0.0 for count in counts}
+        busy = {count: 0.0 for count in counts}
         try:
             for nodes in groups.values():
                 await nodes.snapshot_all()  # connect and open tunnels once
             for _ in range(repeats):
                 for count, nodes in groups.items():
-                    start, cpu0 = time.perf_counter(), time.process_time()
+                    start, cpu0, busy0 = time.perf_counter(), time.process_time(), machine_busy_s()
                     snaps = await nodes.snapshot_all()
                     times[count].append(time.perf_counter() - start)
                     cpu[count] += time.process_time() - cpu0
+                    busy[count] += machine_busy_s() - busy0
                     assert all(s.reachable and not s.docker_error for s in snaps), snaps
         finally:
             for nodes in groups.values():
                 await nodes.close()
-        return times, {count: total / repeats for count, total in cpu.items()}
+        return {count: {"persistent_ms": round(statistics.median(times[count]) * 1000, 1),
+                        "client_cpu_ms": round(cpu[count] / repeats * 1000, 1),
+                        "machine_cpu_ms": round(busy[count] / repeats * 1000, 1)} for count in counts}
 
-    persist, client_cpu = asyncio.run(persistent())
-    results = {}
-    for count in counts:
+    results = asyncio.run(measure())
+    cores = os.cpu_count() or 1
+    one = results[counts[0]]["persistent_ms"]
+    for r in results.values():
+        r["vs_1_node"] = round(r["persistent_ms"] / one, 2)
+        # No client can finish a refresh sooner than the machine's cores can do its CPU work.
+        r["cpu_floor_ms"] = round(r["machine_cpu_ms"] / cores, 1)
+    return results
+
+
+def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
+    """One full snapshot of N nodes, persistent connections vs one `ssh` process per command."""
+    results = _persistent_refreshes(cluster, counts, repeats)
+    for count, r in results.items():
         ssh_times = []
         for _ in range(max(1, repeats // 5)):
             start = time.perf_counter()
@@ -110,54 +134,71 @@ def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
                 for cmd in SSH_COMMANDS:
                     subprocess.run(cluster.ssh_argv(node, cmd), capture_output=True, check=True)
             ssh_times.append(time.perf_counter() - start)
-        # client_cpu_ms: spark-tui's own CPU per refresh. The rest of the wall time is the nodes'
-        # sshd, shell and dockerd, which on this machine share its 2 cores.
-        results[count] = {"persistent_ms": round(statistics.median(persist[count]) * 1000, 1),
-                          "ssh_per_command_ms": round(statistics.median(ssh_times) * 1000, 1),
-                          "client_cpu_ms": round(client_cpu[count] * 1000, 1)}
-    one = results[counts[0]]["persistent_ms"]
-    for count, r in results.items():
-        r["vs_1_node"] = round(r["persistent_ms"] / one, 2)
+        r["ssh_per_command_ms"] = round(statistics.median(ssh_times) * 1000, 1)
         r["ssh_over_persistent"] = round(r["ssh_per_command_ms"] / r["persistent_ms"], 1)
     return results
 
 
-def bench_operations(cluster, counts: list[int]) -> dict:
-    """Wall time of check, up (to ready) and down on N nodes: parallel means N costs about what 1 does."""
+def bench_refresh_node_wait(cluster, counts: list[int], repeats: int, wait_s: float) -> dict:
+    """The same refresh when each node's nvidia-smi waits `wait_s` per call before answering.
+
+    A real node's probe is mostly such waiting, on its own hardware; here the nodes' work is CPU
+    on the client's own 2 cores. With the work turned into waiting, this shows whether the
+    client itself serialises anything: N nodes should then cost what one does."""
+    nodes = cluster.nodes[:max(counts)]
+    for node in nodes:
+        cluster.set_standin(node, SMI_WAIT=str(wait_s))
+    try:
+        results = _persistent_refreshes(cluster, counts, repeats)
+    finally:
+        for node in nodes:
+            cluster.set_standin(node, SMI_WAIT="")
+    return {"wait_per_nvidia_smi_s": wait_s, "by_nodes": results}
+
+
+def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 3) -> dict:
+    """Wall time of check, up (to ready) and down on N nodes: parallel means N costs about what 1 does.
+
+    check runs `checks` times, up and down `cycles` times; medians. Next to each: spark-tui's own
+    CPU and the whole machine's (the nodes' sshd, shells, dockerd and containerd share its cores)."""
     from spark_tui.core.check import run_checks
     from spark_tui.core.launch import Launch, teardown
     from spark_tui.core.nodes import Nodes
 
+    cores = os.cpu_count() or 1
     out = {}
     for count in counts:
         config = _config_for(cluster, count, env={"SPARK_TEST_SHARD_DELAY": "0"})
 
+        async def timed(samples: dict, name: str, coro):
+            start, cpu, busy = time.perf_counter(), time.process_time(), machine_busy_s()
+            result = await coro
+            samples.setdefault(name, []).append(
+                (time.perf_counter() - start, time.process_time() - cpu, machine_busy_s() - busy))
+            return result
+
         async def ops():
-            times = {}
+            samples: dict[str, list[tuple[float, float, float]]] = {}
             async with Nodes(config) as nodes:
                 await nodes.snapshot_all()  # connections up, as in the cockpit
-                start, cpu = time.perf_counter(), time.process_time()
-                results = await run_checks(config, nodes)
-                times["check_s"] = time.perf_counter() - start
-                # spark-tui's own CPU: what grows with N on the client. The rest of the wall time is
-                # the nodes' sshd/dockerd, which here share this machine's 2 cores with the client.
-                times["check_client_cpu_s"] = time.process_time() - cpu
-                assert not [r for r in results if r.status == "fail"], results
-                start = time.perf_counter()
-                ok = await Launch(config, nodes, lambda e: None, {n.name: True for n in config.nodes}).run()
-                times["up_s"] = time.perf_counter() - start
-                assert ok
-                start, cpu = time.perf_counter(), time.process_time()
-                assert await teardown(config, nodes, lambda e: None)
-                times["down_s"] = time.perf_counter() - start
-                times["down_client_cpu_s"] = time.process_time() - cpu
-            return {k: round(v, 2) for k, v in times.items()}
+                for _ in range(checks):
+                    results = await timed(samples, "check", run_checks(config, nodes))
+                    assert not [r for r in results if r.status == "fail"], results
+                for _ in range(cycles):
+                    assert await timed(samples, "up", Launch(config, nodes, lambda e: None, {n.name: True for n in config.nodes}).run())
+                    assert await timed(samples, "down", teardown(config, nodes, lambda e: None))
+            return samples
 
-        out[count] = asyncio.run(ops())
+        row = {}
+        for name, runs in asyncio.run(ops()).items():
+            row[f"{name}_ms"] = round(statistics.median(r[0] for r in runs) * 1000, 1)
+            row[f"{name}_client_cpu_ms"] = round(statistics.mean(r[1] for r in runs) * 1000, 1)
+            row[f"{name}_cpu_floor_ms"] = round(statistics.mean(r[2] for r in runs) * 1000 / cores, 1)
+        out[count] = row
     base = out[counts[0]]
     for r in out.values():
-        for key in ("check_s", "up_s", "down_s"):
-            r[key.replace("_s", "_vs_1")] = round(r[key] / base[key], 2)
+        for name in ("check", "up", "down"):
+            r[f"{name}_vs_1"] = round(r[f"{name}_ms"] / base[f"{name}_ms"], 2)
     return out
 
 
@@ -200,7 +241,8 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
     results["logs_screen"] = cockpit.bench_logs(10_000 if quick else 1_000_000, flood_seconds=0.5 if quick else 10.0,
                                                 buffer_lines=2_000 if quick else 100_000)
     try:
-        results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 25)
+        results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 40)
+        results["refresh_node_wait"] = bench_refresh_node_wait(cluster, counts, 1 if quick else 20, 0.025)
         results["operations"] = bench_operations(cluster, counts)
         results["startup"].update(cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes)))))
     finally:
@@ -210,11 +252,18 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
             tc.down()
     print(table("parsers (one core, median of runs)", [["parser", "lines", "lines/s median", "min", "max"]]
                 + [[k, v["lines"], v["lines_per_s"], v["min_lines_per_s"], v["max_lines_per_s"]] for k, v in results["parsers"].items()]))
-    print(table("refresh: one full snapshot", [["nodes", "persistent ms", "ssh-per-command ms", "vs 1 node", "ssh / persistent", "client CPU ms"]]
-                + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"], r["client_cpu_ms"]]
-                   for n, r in results["refresh"].items()]))
-    print(table("check / up / down wall time (s)", [["nodes", "check", "up", "down", "check vs 1", "up vs 1", "down vs 1", "check client CPU", "down client CPU"]]
-                + [[n, r["check_s"], r["up_s"], r["down_s"], r["check_vs_1"], r["up_vs_1"], r["down_vs_1"], r["check_client_cpu_s"], r["down_client_cpu_s"]]
+    print(table("refresh: one full snapshot (medians; CPU per refresh)",
+                [["nodes", "persistent ms", "ssh-per-command ms", "vs 1 node", "ssh / persistent", "client CPU ms", "machine CPU ms", "CPU floor ms"]]
+                + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"], r["client_cpu_ms"],
+                    r["machine_cpu_ms"], r["cpu_floor_ms"]] for n, r in results["refresh"].items()]))
+    nw = results["refresh_node_wait"]
+    print(table(f"refresh when each nvidia-smi call waits {nw['wait_per_nvidia_smi_s']} s on the node",
+                [["nodes", "persistent ms", "vs 1 node", "client CPU ms", "machine CPU ms"]]
+                + [[n, r["persistent_ms"], r["vs_1_node"], r["client_cpu_ms"], r["machine_cpu_ms"]] for n, r in nw["by_nodes"].items()]))
+    print(table("check / up / down (medians, ms; CPU floor = the machine's CPU for it / its cores)",
+                [["nodes", "check", "vs 1", "client CPU", "CPU floor", "up", "vs 1", "down", "vs 1", "client CPU", "CPU floor"]]
+                + [[n, r["check_ms"], r["check_vs_1"], r["check_client_cpu_ms"], r["check_cpu_floor_ms"], r["up_ms"], r["up_vs_1"],
+                    r["down_ms"], r["down_vs_1"], r["down_client_cpu_ms"], r["down_cpu_floor_ms"]]
                    for n, r in results["operations"].items()]))
     st = results["startup"]
     print(table("startup", [["what", "seconds"], ["spark-tui --help", st["help_s"]],

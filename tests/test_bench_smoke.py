@@ -1,5 +1,7 @@
 """Smoke run of the benchmarks with tiny sizes, so they cannot rot (figures come from `python -m bench.run`)."""
 
+from pathlib import Path
+
 import pytest
 
 from bench import run as bench
@@ -16,6 +18,14 @@ def test_refresh_bench_smoke(cluster):
     out = bench.bench_refresh(cluster, [1, 2], repeats=1)
     assert set(out) == {1, 2}
     assert out[2]["persistent_ms"] > 0 and out[1]["ssh_over_persistent"] > 1
+    assert out[2]["machine_cpu_ms"] >= out[2]["client_cpu_ms"] > 0
+
+
+@pytest.mark.cluster
+def test_refresh_with_node_wait_bench_smoke(cluster):
+    out = bench.bench_refresh_node_wait(cluster, [1], repeats=1, wait_s=0.02)
+    assert out["by_nodes"][1]["persistent_ms"] >= 40  # two nvidia-smi calls, each waiting 20 ms
+    assert "SMI_WAIT" not in (Path(cluster.nodes[0].dir) / "bin" / "standin.env").read_text()  # restored
 
 
 def test_startup_bench_smoke():
@@ -24,8 +34,8 @@ def test_startup_bench_smoke():
 
 @pytest.mark.cluster
 def test_operations_bench_smoke(cluster):
-    out = bench.bench_operations(cluster, [1])
-    assert out[1]["up_s"] > 0 and out[1]["check_vs_1"] == 1.0
+    out = bench.bench_operations(cluster, [1], checks=1, cycles=1)
+    assert out[1]["up_ms"] > 0 and out[1]["check_vs_1"] == 1.0 and out[1]["down_cpu_floor_ms"] > 0
 
 
 def test_logs_screen_bench_smoke():

@@ -204,3 +204,12 @@ def test_ssh_config_alias_and_proxyjump(cluster, tmp_path, monkeypatch):
     assert [s.host.hostname for s in snaps] == [head.name, worker.name], [s.error for s in snaps]
     assert all(s.reachable and s.docker_error is None for s in snaps)
     assert tunnel is not None  # b was reached through a (ProxyJump), not directly
+
+    # A changed key for the alias's HostName: the refusal names that address, not the alias.
+    kh = (home / ".ssh" / "known_hosts")
+    other_key = next(line for line in kh.read_text().splitlines() if line.startswith(worker.ip + " ")).split(" ", 1)[1]
+    kh.write_text("".join(line + "\n" for line in kh.read_text().splitlines() if not line.startswith(head.ip + " "))
+                  + f"{head.ip} {other_key}\n")
+    with pytest.raises(HostKeyError) as exc:
+        asyncio.run(SshTransport(config.node("a")).run(["true"]))
+    assert "CHANGED" in str(exc.value) and f"ssh-keygen -R {head.ip} " in str(exc.value)

@@ -155,10 +155,12 @@ class SshTransport:
         """Tell unknown from changed keys, name the fingerprint, and add unknown keys in accept-new mode."""
         n = self.node
         path = os.path.expanduser(n["known_hosts"])
-        port = n["port"] or 22
-        key = await asyncio.wait_for(asyncssh.get_server_host_key(self.host, port), n["connect_timeout"])
+        # known_hosts lists the real host: for an ~/.ssh/config alias, its HostName and Port.
+        resolved = await asyncssh.SSHClientConnectionOptions.construct(host=self.host, config=(), **self._options())
+        host, port = resolved.host, resolved.port
+        key = await asyncio.wait_for(asyncssh.get_server_host_key(self.host, options=resolved), n["connect_timeout"])
         fingerprint = key.get_fingerprint("sha256") if key else "unknown"
-        entry = self.host if port == 22 else f"[{self.host}]:{port}"
+        entry = host if port == 22 else f"[{host}]:{port}"
         known = _known_entries(path, entry)
         if known:
             raise HostKeyError(
@@ -168,7 +170,7 @@ class SshTransport:
         if n["host_key_policy"] != "accept-new":
             raise HostKeyError(
                 f"{n.name}: host key for {entry} is not in {path} (server offers {fingerprint}); refusing to connect. "
-                f"To accept it: ssh-keyscan -p {port} {self.host} >> {path}, or set host_key_policy: accept-new"
+                f"To accept it: ssh-keyscan -p {port} {host} >> {path}, or set host_key_policy: accept-new"
             )
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "a") as fh:

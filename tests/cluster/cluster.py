@@ -193,10 +193,16 @@ class Cluster:
 
     def set_host_tool_sample(self, node: Node, **samples: str) -> None:
         """Choose which captured output the node's stand-ins print (GPU_TABLE, GPU_APPS, IBDEV_SAMPLE)."""
+        self.set_standin(node, **{k: str(DATA / v) for k, v in samples.items()})
+
+    def set_standin(self, node: Node, **values: str) -> None:
+        """Set variables of the node's stand-ins (standin.env); an empty value removes one.
+        SMI_WAIT=seconds makes nvidia-smi wait that long before answering, as a real driver
+        query waits on the GPU: node-side latency that costs this machine no CPU."""
         env_file = Path(node.dir) / "bin" / "standin.env"
         current = dict(line.split("=", 1) for line in env_file.read_text().split() if "=" in line)
-        current.update({k: str(DATA / v) for k, v in samples.items()})
-        env_file.write_text("".join(f"{k}={v}\n" for k, v in current.items()))
+        current.update(values)
+        env_file.write_text("".join(f"{k}={v}\n" for k, v in current.items() if v))
 
     def remove_all_containers(self, node: Node) -> None:
         ids = self.docker(node, "ps", "-aq").stdout.split()
