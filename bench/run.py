@@ -139,21 +139,48 @@ def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
     return results
 
 
-def bench_refresh_node_wait(cluster, counts: list[int], repeats: int, wait_s: float) -> dict:
-    """The same refresh when each node's nvidia-smi waits `wait_s` per call before answering.
+def bench_node_wait(cluster, counts: list[int], repeats: int, wait_s: float) -> dict:
+    """Refresh and check when each node's nvidia-smi waits `wait_s` per call before answering.
 
     A real node's probe is mostly such waiting, on its own hardware; here the nodes' work is CPU
-    on the client's own 2 cores. With the work turned into waiting, this shows whether the
+    on the client's own 2 cores. With that work turned into waiting, this shows whether the
     client itself serialises anything: N nodes should then cost what one does."""
     nodes = cluster.nodes[:max(counts)]
     for node in nodes:
         cluster.set_standin(node, SMI_WAIT=str(wait_s))
     try:
-        results = _persistent_refreshes(cluster, counts, repeats)
+        refresh = _persistent_refreshes(cluster, counts, repeats)
+        check = _checks(cluster, counts, max(1, repeats // 4))
     finally:
         for node in nodes:
             cluster.set_standin(node, SMI_WAIT="")
-    return {"wait_per_nvidia_smi_s": wait_s, "by_nodes": results}
+    return {"wait_per_nvidia_smi_s": wait_s, "refresh": refresh, "check": check}
+
+
+def _checks(cluster, counts: list[int], repeats: int) -> dict[int, dict]:
+    """`check` on N nodes over connections already up: median wall ms, and vs 1 node."""
+    from spark_tui.core.check import run_checks
+    from spark_tui.core.nodes import Nodes
+
+    out = {}
+    for count in counts:
+        config = _config_for(cluster, count)
+
+        async def measure():
+            times = []
+            async with Nodes(config) as nodes:
+                await nodes.snapshot_all()
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    results = await run_checks(config, nodes)
+                    times.append(time.perf_counter() - start)
+                    assert not [r for r in results if r.status == "fail"], results
+            return statistics.median(times)
+
+        out[count] = {"check_ms": round(asyncio.run(measure()) * 1000, 1)}
+    for r in out.values():
+        r["vs_1_node"] = round(r["check_ms"] / out[counts[0]]["check_ms"], 2)
+    return out
 
 
 def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 3) -> dict:
@@ -242,7 +269,7 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
                                                 buffer_lines=2_000 if quick else 100_000)
     try:
         results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 40)
-        results["refresh_node_wait"] = bench_refresh_node_wait(cluster, counts, 1 if quick else 20, 0.025)
+        results["node_wait"] = bench_node_wait(cluster, counts, 1 if quick else 20, 0.025)
         results["operations"] = bench_operations(cluster, counts)
         results["startup"].update(cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes)))))
     finally:
@@ -256,10 +283,11 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
                 [["nodes", "persistent ms", "ssh-per-command ms", "vs 1 node", "ssh / persistent", "client CPU ms", "machine CPU ms", "CPU floor ms"]]
                 + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"], r["client_cpu_ms"],
                     r["machine_cpu_ms"], r["cpu_floor_ms"]] for n, r in results["refresh"].items()]))
-    nw = results["refresh_node_wait"]
-    print(table(f"refresh when each nvidia-smi call waits {nw['wait_per_nvidia_smi_s']} s on the node",
-                [["nodes", "persistent ms", "vs 1 node", "client CPU ms", "machine CPU ms"]]
-                + [[n, r["persistent_ms"], r["vs_1_node"], r["client_cpu_ms"], r["machine_cpu_ms"]] for n, r in nw["by_nodes"].items()]))
+    nw = results["node_wait"]
+    print(table(f"refresh and check when each nvidia-smi call waits {nw['wait_per_nvidia_smi_s']} s on the node (medians)",
+                [["nodes", "refresh ms", "vs 1 node", "client CPU ms", "machine CPU ms", "check ms", "vs 1 node"]]
+                + [[n, r["persistent_ms"], r["vs_1_node"], r["client_cpu_ms"], r["machine_cpu_ms"], nw["check"][n]["check_ms"],
+                    nw["check"][n]["vs_1_node"]] for n, r in nw["refresh"].items()]))
     print(table("check / up / down (medians, ms; CPU floor = the machine's CPU for it / its cores)",
                 [["nodes", "check", "vs 1", "client CPU", "CPU floor", "up", "vs 1", "down", "vs 1", "client CPU", "CPU floor"]]
                 + [[n, r["check_ms"], r["check_vs_1"], r["check_client_cpu_ms"], r["check_cpu_floor_ms"], r["up_ms"], r["up_vs_1"],

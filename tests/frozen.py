@@ -114,7 +114,8 @@ class FrozenCore:
                 CheckResult("container.absent", n.name, "pass", "no container named vllm_node"),
                 CheckResult("gpu.present", n.name, "pass", "1 GPU(s): NVIDIA GB10 (GB10: unified memory)"),
                 CheckResult("net.data_interface", n.name, "pass", f"enp1s0f1np1 UP, {n['data_ip']}/24, MTU 9000"),
-                CheckResult("model.cached", n.name, "warn", f"Qwen/Qwen3-30B-A3B not in ~/.cache/huggingface on {n.name}; 812 GiB free there",
+                CheckResult("disk.free", n.name, "pass", "812 GiB free on the filesystem of ~/.cache/huggingface"),
+                CheckResult("model.cached", n.name, "warn", f"Qwen/Qwen3-30B-A3B not in ~/.cache/huggingface on {n.name}",
                             "download it there first (huggingface-cli download Qwen/Qwen3-30B-A3B)"),
             ]
         for r in results:

@@ -38,7 +38,7 @@ def test_check_passes_on_a_healthy_cluster(cluster, tmp_path, count):
         assert by[("model.cached", node.name)].status == "warn"  # the test model is in no cache
     assert by[("image.same", "cluster")].status == "pass" and by[("parallel.size", "cluster")].status == "pass"
     assert sum(r.id == "net.reach" and r.status == "pass" for r in results) == count * (count - 1)
-    assert "GiB free there" in by[("model.cached", cluster.nodes[0].name)].message
+    assert by[("disk.free", cluster.nodes[0].name)].status == "pass" and "GiB free on the filesystem of" in by[("disk.free", cluster.nodes[0].name)].message
     assert "overlay2" in by[("docker.engine", cluster.nodes[0].name)].message
     assert "GB10" in by[("gpu.present", cluster.nodes[0].name)].message
 
@@ -85,7 +85,7 @@ def test_one_twin_mtu_port_and_lookalike(cluster, tmp_path):
     tc.run(["ip", "-n", node.netns, "link", "set", tc.NETDEV, "mtu", "1500"])
     cluster.docker(cluster.nodes[0], "run", "-d", "--name", "squatter", "--network", "host", tc.IMAGE, "httpd", "-f", "-p", "8000")
     try:
-        config = config_for(cluster, 2, tmp_path, environ={"IMAGE_NAME": "their/image"}, hca=["rocep1s0f1"])
+        config = config_for(cluster, 2, tmp_path, environ={"IMAGE_NAME": "their/image"}, hca=["rocep1s0f1"], min_free_disk="900000g")
         results, by = checks(config)
     finally:
         tc.run(["ip", "-n", node.netns, "link", "set", tc.NETDEV, "mtu", "9000"])
@@ -95,6 +95,8 @@ def test_one_twin_mtu_port_and_lookalike(cluster, tmp_path):
     assert by[("port.master_port", cluster.nodes[0].name)].status == "pass"
     look = by[("config.lookalike_env", "cluster")]
     assert look.status == "warn" and "IMAGE_NAME=their/image" in look.message
+    disk = by[("disk.free", node.name)]
+    assert disk.status == "warn" and "below min_free_disk 900000g" in disk.message
 
 
 def test_unreachable_node_and_exit_codes(cluster, tmp_path, run_cli):

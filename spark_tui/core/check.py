@@ -19,6 +19,7 @@ from spark_tui.core.launch import docker_client
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, snapshot
 from spark_tui.parsers import netif
+from spark_tui.settings.kinds import size_bytes
 from spark_tui.settings.resolve import Config, NodeConfig
 
 # Each node checks the others with its own tools: ping where present, else a TCP connect to sshd.
@@ -189,24 +190,30 @@ async def _run(nodes: Nodes, node: str, script: str, *args: str) -> str | None:
 
 async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
     model = config["model"]
-    if not model:
-        add("model.cached", node.name, "skipped", "no model set")
-        return
     volumes = node["volumes"]
     cache = volumes[0].split(":")[0] if volumes else "~/.cache/huggingface"
-    out = await _run(nodes, node.name, CACHE_SCRIPT, cache, "models--" + model.replace("/", "--"), model)
-    if out is None:
-        add("model.cached", node.name, "skipped", "could not look at the cache")
-        return
-    lines = out.strip().splitlines()
-    free = ""
+    out = await _run(nodes, node.name, CACHE_SCRIPT, cache, "models--" + (model or "").replace("/", "--"), model or "")
+    lines = (out or "").strip().splitlines()
     fields = lines[-1].split() if len(lines) > 1 else []
-    if len(fields) >= 4 and fields[3].isdigit():
-        free = f"; {int(fields[3]) / 1024 / 1024:.0f} GiB free there"
-    if lines and lines[0] == "present":
-        add("model.cached", node.name, "pass", f"{model} in {cache}{free}")
+    free_kib = int(fields[3]) if len(fields) >= 4 and fields[3].isdigit() else None
+    if out is None or free_kib is None:
+        add("disk.free", node.name, "skipped", "could not look at the cache's filesystem")
     else:
-        add("model.cached", node.name, "warn", f"{model} not in {cache} on {node.name}{free}", f"download it there first (huggingface-cli download {model})")
+        want = node["min_free_disk"]
+        text = f"{free_kib / 1024 ** 2:.0f} GiB free on the filesystem of {cache}"
+        if free_kib * 1024 < size_bytes(want):
+            add("disk.free", node.name, "warn", f"{text} on {node.name}, below min_free_disk {want}",
+                "free space there (docker image prune, old models) or set min_free_disk")
+        else:
+            add("disk.free", node.name, "pass", text)
+    if not model:
+        add("model.cached", node.name, "skipped", "no model set")
+    elif out is None:
+        add("model.cached", node.name, "skipped", "could not look at the cache")
+    elif lines[0] == "present":
+        add("model.cached", node.name, "pass", f"{model} in {cache}")
+    else:
+        add("model.cached", node.name, "warn", f"{model} not in {cache} on {node.name}", f"download it there first (huggingface-cli download {model})")
 
 
 async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:

@@ -257,6 +257,13 @@ class KeyMap(EnvMap):
     separator = ";"
 
 
+def size_bytes(text: str) -> int:
+    """Bytes in a Size value ("64g"); units are powers of 1024, as for docker."""
+    unit = text[-1].lower() if text[-1].isalpha() else "b"
+    number = int(text[:-1] if text[-1].isalpha() else text)
+    return number * 1024 ** "bkmg".index(unit)
+
+
 @dataclass(frozen=True)
 class Size(Kind):
     """A docker size such as 64g or 512m."""

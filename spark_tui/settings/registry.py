@@ -94,6 +94,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("gpus", k.Choice(("auto", "all", "none")), "auto", "GPUs given to the container: auto = all when the node has one.", per_node=True),
     _s("env", k.EnvMap(), {}, "Extra container environment, cluster-wide; a node's env is merged over it.", per_node=True, short_flag="-e"),
     _s("volumes", k.StrList(), ["~/.cache/huggingface:/root/.cache/huggingface"], "Volumes HOST:CONTAINER[:ro] (the Hugging Face cache first).", per_node=True),
+    _s("min_free_disk", k.Size(), "50g", "Free space wanted on the filesystem of the model cache (first volume); check warns below it.", per_node=True),
     _s("hf_token", k.Str(), None, "Hugging Face token passed as HF_TOKEN (secret, never shown).", secret=True),
     # --- the model and vLLM ---
     _s("executor", k.Choice(("ray", "native")), "ray", "Multi-node executor: Ray or vLLM's native --nnodes mode."),
