@@ -76,3 +76,34 @@ def test_keys_setting_takes_dotted_ids_and_comma_keys_from_yaml_env_and_flags(tm
     with pytest.raises(ConfigError) as exc:
         resolve(Inputs(user_config="", environ={"SPARK_TUI_KEYS": "Bad Id=x"}))
     assert exc.value.source == "SPARK_TUI_KEYS" and "not a binding id" in exc.value.message
+
+
+def test_a_refresh_that_beats_the_dashboard_mount_is_shown():
+    """The first refresh can arrive before the panes are mounted (it takes ~10 ms); it must
+    neither raise nor be lost."""
+    import asyncio
+
+    from textual.app import App
+
+    from spark_tui.ui.screens.dashboard import DashboardScreen
+    from tests.frozen import cluster_config, node_view
+
+    config, _ = cluster_config(2)
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.dashboard = DashboardScreen([("spark-1", "10.231.0.11", "head"), ("spark-2", "10.231.0.12", "worker")])
+            self.dashboard.show(node_view(config, "spark-2", drift=True))  # before the screen is mounted
+            self.push_screen(self.dashboard)
+
+    async def go():
+        app = Host()
+        async with app.run_test() as pilot:
+            await pilot.pause()
+            dashboard = app.dashboard
+            pane = dashboard.panes["spark-2"]
+            return pane.has_class("-drift"), str(pane._containers.render()), str(dashboard.panes["spark-1"]._header.render())
+
+    drift, containers, waiting = asyncio.run(go())
+    assert drift and "DRIFT" in containers and "vllm-node:old" in containers
+    assert "waiting for the first refresh" in waiting

@@ -171,19 +171,22 @@ class NodePane(Vertical, can_focus=True):
         super().__init__(id=f"pane-{node}", classes="node-pane")
         self.node = node
         self.border_title = f"{node} ({role})"
+        # Held, not queried: a first refresh can arrive before these are mounted, and a Static
+        # takes new content either way.
+        self._header = Static(Text(f"{node}: waiting for the first refresh", style="dim"), classes="pane-header")
+        self._net = Static(classes="pane-net")
+        self._gpu = Static(classes="pane-gpu")
+        self._containers = Static(classes="pane-containers")
+        self._nccl = Static(classes="pane-nccl")
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"{self.node}: waiting for the first refresh", style="dim"), classes="pane-header")
-        yield Static(classes="pane-net")
-        yield Static(classes="pane-gpu")
-        yield Static(classes="pane-containers")
-        yield Static(classes="pane-nccl")
+        yield from (self._header, self._net, self._gpu, self._containers, self._nccl)
 
     def show(self, view: NodeView) -> None:
         self.set_class(not view.snapshot.reachable, "-unreachable")
         self.set_class(bool(view.drifted), "-drift")
-        self.query_one(".pane-header", Static).update(header_text(view))
-        self.query_one(".pane-net", Static).update(interfaces_text(view))
-        self.query_one(".pane-gpu", Static).update(gpu_text(view))
-        self.query_one(".pane-containers", Static).update(containers_text(view))
-        self.query_one(".pane-nccl", Static).update(nccl_text(view))
+        self._header.update(header_text(view))
+        self._net.update(interfaces_text(view))
+        self._gpu.update(gpu_text(view))
+        self._containers.update(containers_text(view))
+        self._nccl.update(nccl_text(view))
