@@ -1,6 +1,8 @@
 """Connections and live probes against the namespace test cluster (real sshd, real dockerd)."""
 
 import asyncio
+import os
+import tempfile
 
 import pytest
 
@@ -19,7 +21,11 @@ def two_node_config(cluster, tmp_path, **flags):
 
 async def snap(config):
     async with Nodes(config) as nodes:
-        return await nodes.snapshot_all()
+        result = await nodes.snapshot_all()
+        sockets = [t._docker_sock for t in nodes.transports.values()]
+    assert all(os.path.dirname(s).startswith(tempfile.gettempdir()) for s in sockets)
+    assert not any(os.path.exists(os.path.dirname(s)) for s in sockets)  # tunnel sockets cleaned up on close
+    return result
 
 
 @pytest.mark.cluster

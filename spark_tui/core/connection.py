@@ -12,12 +12,14 @@ import asyncio
 import os
 import secrets
 import shlex
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 
 import asyncssh
 
+from spark_tui.core import engines
 from spark_tui.settings.resolve import NodeConfig
 
 
@@ -256,6 +258,11 @@ class SshTransport:
         self.conn = None
         self._listener = None
         self._shell = None
+        if self._docker_sock is not None:
+            # The tunnel went with the connection: its Docker client and socket directory too.
+            engines.forget(f"unix://{self._docker_sock}")
+            shutil.rmtree(os.path.dirname(self._docker_sock), ignore_errors=True)
+            self._docker_sock = None
 
     async def close(self) -> None:
         await self._drop()

@@ -12,6 +12,7 @@ import json
 import shlex
 import time
 import urllib.request
+from collections import deque
 from typing import Callable
 
 import docker
@@ -21,6 +22,7 @@ from spark_tui.core import engines
 from spark_tui.core import plan as planmod
 from spark_tui.core.connection import NodeError
 from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
+from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
 from spark_tui.parsers.nccl import NcclParser
 from spark_tui.parsers.vllm import VllmParser, parse_ray_status
@@ -154,6 +156,16 @@ class Launch:
             return []
         return raw.decode(errors="replace").splitlines()
 
+    async def _logs_since(self, node: str, since: int | None) -> list[str]:
+        """Timestamped lines from `since` (whole seconds; None = all), for a LogCursor."""
+        cid = next(c for n, c in self.started if n == node)
+        kwargs = {"timestamps": True, **({"since": since} if since is not None else {})}
+        try:
+            raw = await asyncio.to_thread(lambda: self.clients[node].containers.get(cid).logs(**kwargs))
+        except docker.errors.DockerException:
+            return []
+        return raw.decode(errors="replace").splitlines()
+
     async def _state(self, node: str) -> str:
         cid = next(c for n, c in self.started if n == node)
         try:
@@ -218,28 +230,31 @@ class Launch:
     async def _wait_ready(self) -> str:
         head = self.config.head
         nccl, vllm_p = NcclParser(), VllmParser()
-        seen = 0
+        # Each poll reads only what the head logged since the last one (a model load logs for
+        # many minutes; re-reading the whole log every poll grew with its length).
+        cursor = LogCursor()
+        recent: deque[str] = deque(maxlen=20)
+        recent_nccl: deque[str] = deque(maxlen=10)
         nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
         port = self.config["vllm_port"]
 
         async def ready():
-            nonlocal seen
             for node in self.config.nodes:
                 await self._alive_or_fail(node.name)
-            # The whole log, fed from where the last poll stopped (a tail window would lose its place).
-            lines = await self._logs(head.name, tail="all")
-            for line in lines[seen:]:
-                nccl.feed(line, time.monotonic())
+            now = time.monotonic()
+            for line in cursor.fresh(await self._logs_since(head.name, cursor.since())):
+                if nccl.feed(line, now):
+                    recent_nccl.append(line)
                 vllm_p.feed(line)
-            seen = len(lines)
+                recent.append(line)
             s, v = nccl.summary, vllm_p.summary
             if v.oom or v.tp_exceeds or (v.errors and any("Error" in e for e in v.errors)):
-                raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", lines[-20:])
+                raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", list(recent))
             if s.init_start and s.init_complete < s.init_start:
                 self._stage("cluster", "nccl_init", "progress", f"{s.init_complete}/{s.init_start}", s.init_complete / s.init_start)
                 if time.monotonic() > nccl_deadline:
                     raise LaunchError(f"NCCL init started but not complete after {self.config['timeouts.nccl_init']:.0f} s "
-                                      f"({s.init_complete}/{s.init_start}): a worker cannot reach the head?", [l for l in lines if "NCCL" in l][-10:])
+                                      f"({s.init_complete}/{s.init_start}): a worker cannot reach the head?", list(recent_nccl))
                 return False
             if v.shards_total:
                 self._stage(head.name, "shards", "progress", f"{v.shards_done}/{v.shards_total}", v.shard_fraction)
