@@ -1,4 +1,4 @@
-"""Benchmarks: `python -m bench.run [--quick] [--nodes 1,2,4] [--out bench/results]`.
+"""Benchmarks: `python -m bench.run [--quick] [--nodes 1,2,4,8] [--op-nodes 1,2,4] [--out bench/results]`.
 
 Each benchmark prints a table and writes JSON. Compared figures are measured in the
 same run and reported as ratios. Brings up its own namespace test cluster (root).
@@ -123,12 +123,13 @@ def _persistent_refreshes(cluster, counts: list[int], repeats: int) -> dict[int,
     return results
 
 
-def bench_refresh(cluster, counts: list[int], repeats: int) -> dict:
-    """One full snapshot of N nodes, persistent connections vs one `ssh` process per command."""
+def bench_refresh(cluster, counts: list[int], repeats: int, ssh_runs: int = 3) -> dict:
+    """One full snapshot of N nodes, persistent connections vs one `ssh` process per command
+    (seconds per node, so `ssh_runs` of it, median)."""
     results = _persistent_refreshes(cluster, counts, repeats)
     for count, r in results.items():
         ssh_times = []
-        for _ in range(max(1, repeats // 5)):
+        for _ in range(ssh_runs):
             start = time.perf_counter()
             for node in cluster.nodes[:count]:
                 for cmd in SSH_COMMANDS:
@@ -253,24 +254,27 @@ def table(title: str, rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_dir: Path | None = None) -> dict:
-    counts = counts or ([1] if quick else [1, 2, 4])
+def run(cluster=None, quick: bool = False, counts: list[int] | None = None, op_counts: list[int] | None = None,
+        out_dir: Path | None = None) -> dict:
+    """`counts`: node counts for the refresh benchmarks; `op_counts`: for check, up and down."""
+    counts = counts or ([1] if quick else [1, 2, 4, 8])
+    op_counts = op_counts or ([1] if quick else [1, 2, 4])
     results: dict = {"parsers": bench_parsers(5_000 if quick else 400_000, 1 if quick else 7), "startup": bench_startup(1 if quick else 5)}
     own = None
     if cluster is None:
         from tests.cluster import cluster as tc
 
         start = time.perf_counter()
-        own = cluster = tc.up(max(counts))
+        own = cluster = tc.up(max(counts + op_counts))
         results["cluster_up_s"] = round(time.perf_counter() - start, 2)
     from bench import cockpit
 
     results["logs_screen"] = cockpit.bench_logs(10_000 if quick else 1_000_000, flood_seconds=0.5 if quick else 10.0,
                                                 buffer_lines=2_000 if quick else 100_000)
     try:
-        results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 40)
+        results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 40, 1 if quick else 3)
         results["node_wait"] = bench_node_wait(cluster, counts, 1 if quick else 20, 0.025)
-        results["operations"] = bench_operations(cluster, counts)
+        results["operations"] = bench_operations(cluster, op_counts)
         results["startup"].update(cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes)))))
     finally:
         if own is not None:
@@ -312,10 +316,13 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, out_
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.run")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (what the test suite runs)")
-    ap.add_argument("--nodes", default="1,2,4")
+    ap.add_argument("--nodes", default="1,2,4,8", help="node counts for the refresh benchmarks")
+    ap.add_argument("--op-nodes", default="1,2,4", help="node counts for check, up and down")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     args = ap.parse_args()
-    run(quick=args.quick, counts=[int(n) for n in args.nodes.split(",")], out_dir=Path(args.out))
+    counts = None if args.quick else [int(n) for n in args.nodes.split(",")]
+    op_counts = None if args.quick else [int(n) for n in args.op_nodes.split(",")]
+    run(quick=args.quick, counts=counts, op_counts=op_counts, out_dir=Path(args.out))
     return 0
 
 

@@ -15,10 +15,11 @@ def test_parser_bench_smoke():
 
 @pytest.mark.cluster
 def test_refresh_bench_smoke(cluster):
-    out = bench.bench_refresh(cluster, [1, 2], repeats=1)
+    out = bench.bench_refresh(cluster, [1, 2], repeats=5, ssh_runs=1)
     assert set(out) == {1, 2}
     assert out[2]["persistent_ms"] > 0 and out[1]["ssh_over_persistent"] > 1
-    assert out[2]["machine_cpu_ms"] >= out[2]["client_cpu_ms"] > 0
+    # /proc/stat counts in 10 ms ticks: five refreshes of two nodes are several ticks.
+    assert out[2]["client_cpu_ms"] > 0 and out[2]["machine_cpu_ms"] > 0
 
 
 @pytest.mark.cluster
