@@ -56,11 +56,16 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
     for w in config.warnings:
         add("config.lookalike_env", "cluster", "warn", w, "set the spark-tui setting it names, or unset the variable")
 
-    snaps = await asyncio.gather(*(snapshot(nodes.transports[n.name], n) for n in config.nodes))
-    by_node = {s.node: s for s in snaps}
-    layers = await asyncio.gather(*(_node_checks(config, n, by_node[n.name], nodes, add) for n in config.nodes))
-    _cluster_checks(config, by_node, dict(zip((n.name for n in config.nodes), layers)), add)
-    await asyncio.gather(*(_reach(config, n, by_node, nodes, add) for n in config.nodes))
+    async def one_node(node: NodeConfig) -> tuple[NodeSnapshot, tuple | None]:
+        # Each node goes through its own checks and then its reachability probes without waiting
+        # for the others: a barrier between the phases would make every phase wait for the slowest.
+        snap = await snapshot(nodes.transports[node.name], node)
+        layers = await _node_checks(config, node, snap, nodes, add)
+        await _reach(config, node, snap, nodes, add)
+        return snap, layers
+
+    done = await asyncio.gather(*(one_node(n) for n in config.nodes))
+    _cluster_checks(config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add)
     return results
 
 
@@ -261,8 +266,8 @@ def _cluster_checks(config: Config, snaps: dict[str, NodeSnapshot], layers: dict
             add("parallel.size", "cluster", "fail", f"tensor x pipeline = {want}, but the nodes have {gpus} GPU(s)", "set tensor_parallel_size / pipeline_parallel_size")
 
 
-async def _reach(config: Config, node: NodeConfig, snaps: dict[str, NodeSnapshot], nodes: Nodes, add) -> None:
-    if not snaps[node.name].reachable:
+async def _reach(config: Config, node: NodeConfig, snap: NodeSnapshot, nodes: Nodes, add) -> None:
+    if not snap.reachable:
         return
     others = {o["data_ip"]: o for o in config.nodes if o.name != node.name and o["data_ip"]}
     if not others:

@@ -148,18 +148,11 @@ class Launch:
             raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
-    async def _logs(self, node: str, tail: int | str = 400) -> list[str]:
+    async def _logs(self, node: str, **kwargs) -> list[str]:
+        """Lines of the container this launch started on `node` (Docker SDK `logs` arguments;
+        by default the last 400)."""
         cid = next(c for n, c in self.started if n == node)
-        try:
-            raw = await asyncio.to_thread(lambda: self.clients[node].containers.get(cid).logs(tail=tail))
-        except docker.errors.DockerException:
-            return []
-        return raw.decode(errors="replace").splitlines()
-
-    async def _logs_since(self, node: str, since: int | None) -> list[str]:
-        """Timestamped lines from `since` (whole seconds; None = all), for a LogCursor."""
-        cid = next(c for n, c in self.started if n == node)
-        kwargs = {"timestamps": True, **({"since": since} if since is not None else {})}
+        kwargs = kwargs or {"tail": 400}
         try:
             raw = await asyncio.to_thread(lambda: self.clients[node].containers.get(cid).logs(**kwargs))
         except docker.errors.DockerException:
@@ -242,7 +235,8 @@ class Launch:
             for node in self.config.nodes:
                 await self._alive_or_fail(node.name)
             now = time.monotonic()
-            for line in cursor.fresh(await self._logs_since(head.name, cursor.since())):
+            since = cursor.since()  # whole seconds; None: from the start
+            for line in cursor.fresh(await self._logs(head.name, timestamps=True, **({"since": since} if since is not None else {}))):
                 if nccl.feed(line, now):
                     recent_nccl.append(line)
                 vllm_p.feed(line)

@@ -20,8 +20,8 @@ import docker
 import requests
 
 from spark_tui.core.connection import NodeError
-from spark_tui.core.nodes import Nodes
 from spark_tui.core.engines import new_client
+from spark_tui.core.nodes import Nodes
 
 
 @dataclass

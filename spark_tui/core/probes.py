@@ -26,7 +26,7 @@ MARK = "@@spark-tui@@"
 # - files are read with the shell's own `read` (MemTotal and MemAvailable are the first and third
 #   lines of /proc/meminfo), not with forked tools;
 # - arch and kernel cannot change while the session lives, so `uname` runs once per shell (the
-#   variable survives in the session: `{ ...; }` is not a subshell);
+#   script runs as a shell function in the session, not in a subshell, so the variable stays);
 # - the output is collected and written at once: line by line it became ~20 SSH packets per node,
 #   each one paid by sshd and by the client.
 PROBE_SCRIPT = f"""
@@ -50,6 +50,7 @@ m ibdir; [ -d /dev/infiniband ] && echo yes || echo no
 )
 printf '%s\\n' "$_spt_out"
 """
+
 
 @dataclass
 class GpuState:
