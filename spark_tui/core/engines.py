@@ -38,9 +38,11 @@ def engine(url: str) -> docker.DockerClient:
     with _lock:
         client = _clients.get(url)
     if client is None:
-        client = new_client(url, TIMEOUT)
+        made = new_client(url, TIMEOUT)
         with _lock:
-            client = _clients.setdefault(url, client)
+            client = _clients.setdefault(url, made)
+        if client is not made:  # another thread made one first: keep theirs
+            made.close()
     return client
 
 
