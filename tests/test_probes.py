@@ -2,11 +2,13 @@
 
 import asyncio
 import os
+import subprocess
 import tempfile
+import time
 
 import pytest
 
-from spark_tui.core.connection import HostKeyError, SshTransport
+from spark_tui.core.connection import HostKeyError, NodeError, SshTransport
 from spark_tui.core.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
@@ -219,3 +221,67 @@ def test_ssh_config_alias_and_proxyjump(cluster, tmp_path, monkeypatch):
     with pytest.raises(HostKeyError) as exc:
         asyncio.run(SshTransport(config.node("a")).run(["true"]))
     assert "CHANGED" in str(exc.value) and f"ssh-keygen -R {head.ip} " in str(exc.value)
+
+
+@pytest.mark.cluster
+def test_ssh_agent_authenticates_when_no_key_is_configured(cluster, tmp_path, monkeypatch):
+    """No identity_file and no key in ~/.ssh: the key held by ssh-agent is what logs in."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    node = cluster.nodes[0]
+    path = tmp_path / "agent.yaml"
+    path.write_text(f"name: testcluster\nuser: root\nknown_hosts: {cluster.known_hosts}\nconnect_timeout: 5\n"
+                    f"nodes:\n  - name: a\n    host: {node.ip}\n")
+    config = resolve(Inputs(cluster_file=str(path), user_config="", environ={"HOME": str(home)}))
+
+    async def run_true():
+        t = SshTransport(config.node("a"))
+        try:
+            return await t.run(["echo", "agent-ok"])
+        finally:
+            await t.close()
+
+    sock = str(tmp_path / "agent.sock")
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", sock], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(50):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        monkeypatch.setenv("SSH_AUTH_SOCK", sock)
+        subprocess.run(["ssh-add", cluster.client_key], check=True, capture_output=True, env={**os.environ, "SSH_AUTH_SOCK": sock})
+        assert asyncio.run(run_true()).stdout.strip() == "agent-ok"
+    finally:
+        agent.terminate()
+        agent.wait()
+    # The same settings without the agent: nothing to log in with.
+    monkeypatch.delenv("SSH_AUTH_SOCK")
+    with pytest.raises(NodeError, match="authentication failed"):
+        asyncio.run(run_true())
+
+
+@pytest.mark.cluster
+def test_keepalive_notices_a_silent_link_loss(cluster, tmp_path):
+    """A pulled cable sends no RST: only keepalives tell that the connection is gone."""
+    node = cluster.nodes[1]
+    config = two_node_config(cluster, tmp_path, keepalive_interval=0.3)
+
+    async def scenario():
+        t = SshTransport(config.node(node.name))
+        try:
+            await t.run(["true"])
+            cluster.link_down(node)
+            try:
+                for tick in range(40):  # 3 unanswered keepalives at 0.3 s, then closed
+                    if not t.connected:
+                        return tick * 0.1
+                    await asyncio.sleep(0.1)
+                return None
+            finally:
+                cluster.link_up(node)
+        finally:
+            await t.close()
+
+    noticed = asyncio.run(scenario())
+    assert noticed is not None and noticed < 4.0
