@@ -285,3 +285,29 @@ def test_keepalive_notices_a_silent_link_loss(cluster, tmp_path):
 
     noticed = asyncio.run(scenario())
     assert noticed is not None and noticed < 4.0
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("bound", [2, 8])
+def test_concurrent_commands_stay_within_max_sessions(cluster, tmp_path, bound):
+    """20 commands at once: at most `bound` run together, and none is refused by sshd
+    (MaxSessions 10 on the test nodes would refuse the 11th channel)."""
+    config = two_node_config(cluster, tmp_path, max_sessions=bound)
+    trace = f"/tmp/spark-tui-sessions-{bound}"
+    tc.run(cluster.nodes[0].nsenter("rm", "-f", trace))
+
+    async def scenario():
+        t = SshTransport(config.node(cluster.nodes[0].name))
+        try:
+            cmd = ["sh", "-c", f'echo + >> {trace}; sleep 0.2; echo - >> {trace}']
+            return await asyncio.gather(*(t.run(cmd) for _ in range(20)))
+        finally:
+            await t.close()
+
+    results = asyncio.run(scenario())
+    assert [r.exit_status for r in results] == [0] * 20
+    running = peak = 0
+    for mark in tc.run(cluster.nodes[0].nsenter("cat", trace)).stdout.split():
+        running += 1 if mark == "+" else -1
+        peak = max(peak, running)
+    assert 2 <= peak <= bound  # in parallel, never past the bound
