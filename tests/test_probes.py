@@ -311,3 +311,35 @@ def test_concurrent_commands_stay_within_max_sessions(cluster, tmp_path, bound):
         running += 1 if mark == "+" else -1
         peak = max(peak, running)
     assert 2 <= peak <= bound  # in parallel, never past the bound
+
+
+@pytest.mark.cluster
+def test_reconnect_backs_off_and_does_not_hammer_a_dead_node(cluster, tmp_path):
+    """sshd stopped: each failed connect doubles the wait (0.5, 1, 2 s ...); inside the wait a
+    call fails without a new attempt; after it, with sshd back, it connects."""
+    node = cluster.nodes[1]
+    config = two_node_config(cluster, tmp_path, connect_timeout=2.0)
+    t = SshTransport(config.node(node.name))
+
+    async def scenario():
+        cluster.stop_sshd(node)
+        waits = []
+        try:
+            for _ in range(3):
+                with pytest.raises(NodeError, match="cannot connect"):
+                    await t.connect()
+                waits.append(round(t.next_retry - time.monotonic(), 1))
+                with pytest.raises(NodeError, match="retry in"):
+                    await t.connect()  # still inside the wait: refused without a new attempt
+                t.next_retry = time.monotonic()  # let the next attempt go to the network
+        finally:
+            cluster.start_sshd(node)
+        t.next_retry = time.monotonic()
+        await t.run(["true"])
+        connected, failures = t.connected, t.failures
+        await t.close()
+        return waits, connected, failures
+
+    waits, connected, failures = asyncio.run(scenario())
+    assert waits == [0.5, 1.0, 2.0]
+    assert connected and failures == 0
