@@ -15,7 +15,7 @@ import docker
 import requests
 
 from spark_tui.core.connection import NodeError
-from spark_tui.core.launch import docker_client
+from spark_tui.core.launch import node_engine
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, snapshot
 from spark_tui.parsers import netif
@@ -100,7 +100,7 @@ async def _image_and_container(config: Config, name: str, snap: NodeSnapshot, no
     # The snapshot just listed every container on the node: an exact name match needs no second call.
     existing = next((c for c in snap.containers if c.name == cname), None)
     try:
-        client = await docker_client(nodes, name)
+        client = await node_engine(nodes, name)
         try:
             img = await asyncio.to_thread(client.images.get, image)
         except docker.errors.ImageNotFound:

@@ -38,7 +38,7 @@ class LaunchError(Exception):
         self.log_lines = log_lines or []
 
 
-async def docker_client(nodes: Nodes, name: str) -> docker.DockerClient:
+async def node_engine(nodes: Nodes, name: str) -> docker.DockerClient:
     """The node's shared engine client (the one the refreshes use)."""
     url = await nodes.transports[name].docker_url()
     return await asyncio.to_thread(engines.engine, url)
@@ -117,7 +117,7 @@ class Launch:
 
         async def one(node: str):
             try:
-                client = await docker_client(self.nodes, node)
+                client = await node_engine(self.nodes, node)
             except docker.errors.DockerException as exc:
                 raise LaunchError(f"{node}: docker engine unreachable: {exc}") from None
             self.clients[node] = client
@@ -290,7 +290,7 @@ class Launch:
 
         async def remove(node: str, cid: str):
             try:
-                client = self.clients.get(node) or await docker_client(self.nodes, node)
+                client = self.clients.get(node) or await node_engine(self.nodes, node)
                 c = await asyncio.to_thread(client.containers.get, cid)
                 image = c.attrs["Config"].get("Image", "")
                 await asyncio.to_thread(c.remove, force=True)
@@ -310,7 +310,7 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
 
     async def one(node: str) -> bool:
         try:
-            client = await docker_client(nodes, node)
+            client = await node_engine(nodes, node)
             # The list's summaries carry name and image: no inspect per container.
             found = await asyncio.to_thread(
                 client.api.containers, all=True, filters={"label": f"{planmod.LABEL_PREFIX}cluster={cluster}"})
@@ -335,7 +335,7 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
     layers: dict[str, tuple] = {}  # node -> layer digests of the image its container runs
 
     async def one(spec: planmod.ContainerSpec):
-        client = await docker_client(nodes, spec.node)
+        client = await node_engine(nodes, spec.node)
         c = await asyncio.to_thread(_exact, client, spec.name)
         if c is None:
             items.append(DriftItem(spec.node, "missing", spec.name, "no container"))
