@@ -66,9 +66,13 @@ def forget(url: str) -> None:
 
 
 def with_engine(url: str, call: Callable[[docker.DockerClient], T]) -> T:
-    """`call(client)` on the shared client; a failure drops it so the next use starts clean."""
+    """`call(client)` on the shared client. If the engine or the tunnel failed, the client is
+    dropped so the next use starts clean; an API error (a 404, a conflict) is an answer from a
+    working engine and keeps it: other operations may be using the same client."""
     try:
         return call(engine(url))
+    except docker.errors.APIError:
+        raise
     except Exception:
         forget(url)
         raise

@@ -212,37 +212,38 @@ def _short(exc: Exception) -> str:
 
 
 def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]:
-    try:
-        info, client = engines.engine_info(url), engines.engine(url)
-        out = []
-        for c in client.containers.list(all=True):
-            attrs = c.attrs
-            image_ref = attrs["Config"].get("Image", "")
-            try:
-                img = client.images.get(attrs["Image"]).attrs
-            except docker.errors.ImageNotFound:
-                img = {}
-            own = own_label in (attrs["Config"].get("Labels") or {})
-            state = attrs["State"]
-            out.append(ContainerState(
-                name=attrs["Name"].lstrip("/"),
-                image_ref=image_ref,
-                image_id=attrs["Image"],
-                repo_digests=img.get("RepoDigests") or [],
-                layers=(img.get("RootFS") or {}).get("Layers") or [],
-                state=state.get("Status", ""),
-                health=(state.get("Health") or {}).get("Status"),
-                started_at=state.get("StartedAt", ""),
-                restart_count=attrs.get("RestartCount", 0),
-                labels=attrs["Config"].get("Labels") or {},
-                env=(attrs["Config"].get("Env") or []) if own else None,
-                command=(attrs["Config"].get("Entrypoint") or []) + (attrs["Config"].get("Cmd") or []) if own else None,
-                mounts=[f"{m.get('Source')}:{m.get('Destination')}" for m in attrs.get("Mounts", [])] if own else None,
-            ))
-        return info, out
-    except Exception:
-        engines.forget(url)  # the engine or its tunnel went away: start clean next refresh
-        raise
+    return engines.with_engine(url, lambda client: (engines.engine_info(url), _containers(client, own_label)))
+
+
+def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerState]:
+    out = []
+    # ignore_removed: a container removed between the list and its inspect (a teardown running
+    # alongside) is simply gone, not an engine failure.
+    for c in client.containers.list(all=True, ignore_removed=True):
+        attrs = c.attrs
+        image_ref = attrs["Config"].get("Image", "")
+        try:
+            img = client.images.get(attrs["Image"]).attrs
+        except docker.errors.ImageNotFound:
+            img = {}
+        own = own_label in (attrs["Config"].get("Labels") or {})
+        state = attrs["State"]
+        out.append(ContainerState(
+            name=attrs["Name"].lstrip("/"),
+            image_ref=image_ref,
+            image_id=attrs["Image"],
+            repo_digests=img.get("RepoDigests") or [],
+            layers=(img.get("RootFS") or {}).get("Layers") or [],
+            state=state.get("Status", ""),
+            health=(state.get("Health") or {}).get("Status"),
+            started_at=state.get("StartedAt", ""),
+            restart_count=attrs.get("RestartCount", 0),
+            labels=attrs["Config"].get("Labels") or {},
+            env=(attrs["Config"].get("Env") or []) if own else None,
+            command=(attrs["Config"].get("Entrypoint") or []) + (attrs["Config"].get("Cmd") or []) if own else None,
+            mounts=[f"{m.get('Source')}:{m.get('Destination')}" for m in attrs.get("Mounts", [])] if own else None,
+        ))
+    return out
 
 
 def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, dict[str, tuple[object, str]]]:
