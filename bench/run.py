@@ -143,8 +143,8 @@ def bench_refresh(cluster, counts: list[int], repeats: int, ssh_runs: int = 3) -
 def bench_node_wait(cluster, counts: list[int], repeats: int, wait_s: float) -> dict:
     """Refresh and check when each node's nvidia-smi waits `wait_s` per call before answering.
 
-    A real node's probe is mostly such waiting, on its own hardware; here the nodes' work is CPU
-    on the client's own 2 cores. With that work turned into waiting, this shows whether the
+    On a real cluster each node's probe is paid on that node's own hardware; here the nodes'
+    work is CPU on the client's own 2 cores. With it turned into waiting, this shows whether the
     client itself serialises anything: N nodes should then cost what one does."""
     nodes = cluster.nodes[:max(counts)]
     for node in nodes:

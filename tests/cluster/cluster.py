@@ -197,8 +197,8 @@ class Cluster:
 
     def set_standin(self, node: Node, **values: str) -> None:
         """Set variables of the node's stand-ins (standin.env); an empty value removes one.
-        SMI_WAIT=seconds makes nvidia-smi wait that long before answering, as a real driver
-        query waits on the GPU: node-side latency that costs this machine no CPU."""
+        SMI_WAIT=seconds makes nvidia-smi wait that long before answering: node-side time that
+        costs this machine no CPU, as a real node's work costs the client's machine none."""
         env_file = Path(node.dir) / "bin" / "standin.env"
         current = dict(line.split("=", 1) for line in env_file.read_text().split() if "=" in line)
         current.update(values)
