@@ -33,6 +33,13 @@ def test_log_cursor_drops_what_a_resumed_read_repeats():
     assert cursor.fresh(again) == ["c", "no stamp"]  # ...and b is not shown twice
 
 
+def test_log_cursor_read_args_tail_first_then_resume():
+    cursor = LogCursor()
+    assert cursor.read_args(500) == {"timestamps": True, "tail": 500}
+    cursor.fresh(["2026-12-02T17:01:03.1Z b"])
+    assert cursor.read_args(500) == {"timestamps": True, "since": 1796230863}
+
+
 def test_log_buffer_is_bounded_filters_and_shows_lines_inert():
     buf = LogBuffer(3)
     shown = buf.add("[n1] ", ["one", "two NCCL INFO x", "\x1b[31mthree\x1b[0m", "four"])

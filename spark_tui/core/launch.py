@@ -44,6 +44,13 @@ async def node_engine(nodes: Nodes, name: str) -> docker.DockerClient:
     return await asyncio.to_thread(engines.engine, url)
 
 
+def own_containers(client: docker.DockerClient, cluster: str, name: str) -> list[dict]:
+    """List summaries of the cluster's containers named exactly `name` (by label, then name;
+    a summary carries name, state and image, so none needs an inspect)."""
+    found = client.api.containers(all=True, filters={"label": f"{planmod.LABEL_PREFIX}cluster={cluster}"})
+    return [c for c in found if f"/{name}" in (c.get("Names") or [])]
+
+
 def _exact(client: docker.DockerClient, name: str):
     """The container named exactly `name` (Docker's name filter is a substring match)."""
     for c in client.containers.list(all=True, filters={"name": name}):
@@ -235,8 +242,7 @@ class Launch:
             for node in self.config.nodes:
                 await self._alive_or_fail(node.name)
             now = time.monotonic()
-            since = cursor.since()  # whole seconds; None: from the start
-            for line in cursor.fresh(await self._logs(head.name, timestamps=True, **({"since": since} if since is not None else {}))):
+            for line in cursor.fresh(await self._logs(head.name, **cursor.read_args("all"))):
                 if nccl.feed(line, now):
                     recent_nccl.append(line)
                 vllm_p.feed(line)
@@ -311,10 +317,7 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
     async def one(node: str) -> bool:
         try:
             client = await node_engine(nodes, node)
-            # The list's summaries carry name and image: no inspect per container.
-            found = await asyncio.to_thread(
-                client.api.containers, all=True, filters={"label": f"{planmod.LABEL_PREFIX}cluster={cluster}"})
-            mine = [c for c in found if f"/{name}" in (c.get("Names") or [])]
+            mine = await asyncio.to_thread(own_containers, client, cluster, name)
             for c in mine:
                 await asyncio.to_thread(client.api.remove_container, c["Id"], force=True)
                 emit(Removed(node, name, c.get("Image", "")))

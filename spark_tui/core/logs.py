@@ -73,6 +73,12 @@ class LogCursor:
     def since(self) -> int | None:
         return since_seconds(self.last) if self.last is not None else None
 
+    def read_args(self, first_tail: int | str) -> dict:
+        """Docker `logs` arguments that resume from the cursor: timestamps on, and `since` the
+        last second seen, or the last `first_tail` lines on a first read."""
+        since = self.since()
+        return {"timestamps": True, **({"tail": first_tail} if since is None else {"since": since})}
+
     def fresh(self, lines) -> list[str]:
         out = []
         for line in lines:
@@ -156,7 +162,7 @@ class LogFollower:
         container = await asyncio.to_thread(client.containers.get, self.container)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
-        since = self.cursor.since()
+        resume = self.cursor.read_args(self.tail)
 
         def post(item) -> bool:
             try:
@@ -167,13 +173,8 @@ class LogFollower:
 
         def pump() -> None:
             # Blocking reads in a thread; each chunk crosses to the loop once.
-            kwargs = dict(stream=True, follow=True, timestamps=True)
-            if since is None:
-                kwargs["tail"] = self.tail
-            else:
-                kwargs["since"] = since
             try:
-                for chunk in container.logs(**kwargs):
+                for chunk in container.logs(stream=True, follow=True, **resume):
                     if not post(chunk):
                         return
                 post(None)

@@ -18,6 +18,7 @@ import requests
 
 from spark_tui.core import engines
 from spark_tui.core.connection import NodeError
+from spark_tui.core.launch import own_containers
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import LABEL_PREFIX, ContainerSpec, build
@@ -122,7 +123,7 @@ class Monitor:
             state = self._nccl[name] = _NcclState(cid, NcclParser(), deque(maxlen=NCCL_TAIL))
         try:
             url = await self.nodes.transports[name].docker_url()
-            raw = await asyncio.to_thread(_logs_since, url, container.name, state.cursor.since())
+            raw = await asyncio.to_thread(_read_logs, url, container.name, state.cursor.read_args(5000))
         except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError):
             return
         now = time.monotonic()
@@ -192,12 +193,7 @@ class Monitor:
         return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
 
 
-def _logs_since(url: str, name: str, since: int | None) -> str:
-    kwargs = dict(timestamps=True)
-    if since is None:
-        kwargs["tail"] = 5000
-    else:
-        kwargs["since"] = since
+def _read_logs(url: str, name: str, kwargs: dict) -> str:
     return engines.with_engine(url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace"))
 
 
@@ -207,5 +203,5 @@ def _list_images(url: str) -> list[tuple[str, dict]]:
 
 
 def _own_containers(url: str, cluster: str, name: str) -> list[str]:
-    found = engines.with_engine(url, lambda c: c.api.containers(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"}))
-    return [f"{name} ({c.get('State', '?')}, image {c.get('Image', '?')})" for c in found if f"/{name}" in (c.get("Names") or [])]
+    found = engines.with_engine(url, lambda c: own_containers(c, cluster, name))
+    return [f"{name} ({c.get('State', '?')}, image {c.get('Image', '?')})" for c in found]

@@ -206,18 +206,22 @@ class EnvMap(Kind):
     """Environment variables for the container; as text, KEY=VALUE separated by commas."""
 
     name = "map"
+    shape = "NAME: value"  # for "expected a mapping of ..."
 
     def from_yaml(self, value):
         if not isinstance(value, dict):
-            raise ValueError(f"expected a mapping of NAME: value, got {_type_name(value)}")
-        out = {}
-        for key, val in value.items():
-            if not isinstance(key, str) or not ENV_NAME.fullmatch(key):
-                raise ValueError(f"{key!r} is not a valid environment variable name")
-            if isinstance(val, (dict, list)) or val is None:
-                raise ValueError(f"value of {key} must be a string")
-            out[key] = "true" if val is True else "false" if val is False else str(val)
-        return out
+            raise ValueError(f"expected a mapping of {self.shape}, got {_type_name(value)}")
+        return {self.key(key): self.value(key, val) for key, val in value.items()}
+
+    def key(self, key) -> str:
+        if not isinstance(key, str) or not ENV_NAME.fullmatch(key):
+            raise ValueError(f"{key!r} is not a valid environment variable name")
+        return key
+
+    def value(self, key: str, val) -> str:
+        if isinstance(val, (dict, list)) or val is None:
+            raise ValueError(f"value of {key} must be a string")
+        return "true" if val is True else "false" if val is False else str(val)
 
     separator = ","  # between pairs in text form
 
@@ -241,18 +245,17 @@ class KeyMap(EnvMap):
     """
 
     name = "keymap"
+    shape = "binding id: keys"
 
-    def from_yaml(self, value):
-        if not isinstance(value, dict):
-            raise ValueError(f"expected a mapping of binding id: keys, got {_type_name(value)}")
-        out = {}
-        for key, val in value.items():
-            if not isinstance(key, str) or not BINDING_ID.fullmatch(key):
-                raise ValueError(f"{key!r} is not a binding id (see `?` in the cockpit)")
-            if not isinstance(val, str) or not val.strip():
-                raise ValueError(f"keys for {key} must be a non-empty string such as ctrl+x")
-            out[key] = val.strip()
-        return out
+    def key(self, key) -> str:
+        if not isinstance(key, str) or not BINDING_ID.fullmatch(key):
+            raise ValueError(f"{key!r} is not a binding id (see `?` in the cockpit)")
+        return key
+
+    def value(self, key: str, val) -> str:
+        if not isinstance(val, str) or not val.strip():
+            raise ValueError(f"keys for {key} must be a non-empty string such as ctrl+x")
+        return val.strip()
 
     separator = ";"
 
