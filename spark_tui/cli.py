@@ -151,7 +151,20 @@ def load_config(args: argparse.Namespace, environ=None, interactive=None, detect
         interactive=interactive or {},
         detected=detected or {},
     )
-    return resolve(inputs)
+    config = resolve(inputs)
+    _validate_cockpit_settings(config, environ)
+    return config
+
+
+def _validate_cockpit_settings(config, environ) -> None:
+    """Settings only the cockpit uses are checked by every command, where they are resolved:
+    `spark-tui config --keys nosuch=x` is bad input, not a value that fails later."""
+    from spark_tui.keys import validate_keymap
+    from spark_tui.settings.themefiles import check_theme
+
+    keys = config.values["keys"]
+    validate_keymap(dict(keys.value), lambda k: keys.item_sources.get(k, "keys"))
+    check_theme(config["theme"], str(config.values["theme"].source), environ)
 
 
 def main(argv: list[str] | None = None) -> int:

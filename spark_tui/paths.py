@@ -7,7 +7,10 @@ from pathlib import Path
 from typing import Mapping
 
 APP = "spark-tui"
-PACKAGE_THEMES = Path(__file__).resolve().parent.parent / "themes"
+_HERE = Path(__file__).resolve().parent
+# Installed from a wheel, the built-in themes are package data (spark_tui/themes/); in a source
+# checkout (and an editable install) they are the top-level themes/ folder they are built from.
+PACKAGE_THEMES = _HERE / "themes" if (_HERE / "themes").is_dir() else _HERE.parent / "themes"
 
 
 def _xdg(environ: Mapping[str, str], var: str, fallback: str) -> Path:

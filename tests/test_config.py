@@ -373,3 +373,13 @@ def test_detected_values_lose_to_every_configured_layer(tmp_path, high):
     alone = resolve(Inputs(cluster_file=cluster if high != "cluster" else write(tmp_path, "d.yaml", "nodes:\n  - {name: a, host: 10.0.0.1}\n"),
                            user_config="", detected=inputs.detected)).node("a").values["netdev"]
     assert alone.value == "eth-detected" and str(alone.source) == "detected on a: the interface holding 10.0.0.1"
+
+
+@pytest.mark.parametrize("argv, source", [
+    (("config", "--keys", "nosuch=x"), "command line --keys: keys: no binding with id 'nosuch'"),
+    (("--theme", "nosuch", "config"), "command line --theme: no theme 'nosuch'"),
+    (("plan", "--theme", "nosuch"), "no theme 'nosuch'"),
+])
+def test_every_command_validates_keys_and_theme(run_cli, argv, source):
+    code, out, err = run_cli(*argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and source in err, err

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from textual.theme import Theme
 
-from spark_tui import paths
 from spark_tui.errors import ConfigError
 from spark_tui.settings import yamlfile
+from spark_tui.settings.themefiles import theme_files
 
 FIELDS = {f.name for f in dataclasses.fields(Theme)}
 
@@ -27,15 +27,6 @@ def load_theme(path: Path) -> Theme:
         return Theme(**data)
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(path), f"bad theme: {exc}") from None
-
-
-def theme_files(environ=os.environ) -> list[Path]:
-    """Built-in first, then the user's: a user theme with the same name replaces a built-in one."""
-    found = sorted(paths.PACKAGE_THEMES.glob("*.yaml"))
-    user = Path(paths.user_themes_dir(environ))
-    if user.is_dir():
-        found += sorted(user.glob("*.yaml"))
-    return found
 
 
 def load_all(environ=os.environ) -> dict[str, Theme]:

@@ -1,0 +1,45 @@
+"""A real terminal for tests: a tmux session running a command, keys sent, the screen captured."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+
+class Terminal:
+    def __init__(self, session: str):
+        if shutil.which("tmux") is None:
+            raise AssertionError("tmux is missing; bash tests/run.sh installs it")
+        self.session = session
+
+    def start(self, command: str, env: dict, cwd: str, width: int = 120, height: int = 40) -> None:
+        self.kill()
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.session, "-x", str(width), "-y", str(height),
+                        "--", "sh", "-c", command], check=True, env=env, cwd=cwd)
+
+    def capture(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.session], capture_output=True, text=True).stdout
+
+    def wait_for(self, text: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.capture()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} not on screen after {timeout:.0f} s:\n{screen}")
+
+    def wait_gone(self, text: str, timeout: float = 10) -> None:
+        deadline = time.monotonic() + timeout
+        while text in self.capture():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} still on screen after {timeout:.0f} s")
+            time.sleep(0.2)
+
+    def keys(self, *k: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.session, *k], check=True)
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.session], capture_output=True)
