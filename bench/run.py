@@ -69,8 +69,13 @@ def bench_parsers(target_lines: int, repeats: int = 1) -> dict:
 def _config_for(cluster, count: int, env: dict | None = None):
     from spark_tui.settings.resolve import Inputs, resolve
 
+    from tests.cluster import cluster as tc
+
     path = cluster.cluster_file(count, cluster.root / f"bench-{count}.yaml")
-    flags = {"env": (env, "--env")} if env else {}
+    # The sandbox's two limits (privileged, ulimit_nofile), as the launching tests set them.
+    flags = {key: (value, f"--{key}") for key, value in tc.SANDBOX.items()}
+    if env:
+        flags["env"] = (env, "--env")
     return resolve(Inputs(cluster_file=path, user_config="", environ={}, flags=flags))
 
 
@@ -191,6 +196,7 @@ def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 
     CPU and the whole machine's (the nodes' sshd, shells, dockerd and containerd share its cores)."""
     from spark_tui.core.check import run_checks
     from spark_tui.core.launch import Launch, teardown
+    from spark_tui.core.live import with_detected
     from spark_tui.core.nodes import Nodes
 
     cores = os.cpu_count() or 1
@@ -208,13 +214,14 @@ def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 
         async def ops():
             samples: dict[str, list[tuple[float, float, float]]] = {}
             async with Nodes(config) as nodes:
-                await nodes.snapshot_all()  # connections up, as in the cockpit
+                # Connections up (as in the cockpit) and the values the nodes show, as `up` uses them.
+                live, _ = await with_detected(config, nodes)
                 for _ in range(checks):
-                    results = await timed(samples, "check", run_checks(config, nodes))
+                    results = await timed(samples, "check", run_checks(live, nodes))
                     assert not [r for r in results if r.status == "fail"], results
                 for _ in range(cycles):
-                    assert await timed(samples, "up", Launch(config, nodes, lambda e: None, {n.name: True for n in config.nodes}).run())
-                    assert await timed(samples, "down", teardown(config, nodes, lambda e: None))
+                    assert await timed(samples, "up", Launch(live, nodes, lambda e: None, {n.name: True for n in live.nodes}).run())
+                    assert await timed(samples, "down", teardown(live, nodes, lambda e: None))
             return samples
 
         row = {}

@@ -88,8 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p = command("check", "Check everything a launch depends on, on every node, in parallel (exit 1 on any failure).")
     p.add_argument("--json", action="store_true")
-    p = command("plan", "Show the exact container spec per node and the equivalent docker run line (secrets masked).")
+    p = command("plan", "Show the exact container spec per node `up` would create (values it detects on the nodes included) "
+                        "and the equivalent docker run line (secrets masked).")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--offline", action="store_true", help="do not ask the nodes: detected values and ~ stay unresolved (shown as such)")
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")

@@ -114,7 +114,10 @@ def cmd_status(args) -> int:
         return snaps
 
     async def main():
+        nonlocal config
         async with Nodes(config) as nodes:
+            # Drift compares like with like: the plan with the values `up` detected.
+            config, _ = await _live_config(args, nodes, config)
             snaps = await once(nodes)
             while args.watch:
                 await asyncio.sleep(config["refresh_interval"])
@@ -128,24 +131,54 @@ def cmd_status(args) -> int:
     return 0 if all(s.reachable and not s.docker_error for s in snaps) else 1
 
 
+def _live_config(args, nodes, config):
+    """The configuration with what the nodes show (detected netdev, hca, home): what `up` uses."""
+    from spark_tui.core.live import with_detected
+
+    return with_detected(config, nodes)
+
+
 def cmd_plan(args) -> int:
+    """The container spec `up` would create on each node: the nodes are asked for the values
+    `up` detects, so the plan holds them too (labelled as detected, with the evidence)."""
+    import asyncio
     import dataclasses
 
     from spark_tui.core import plan
+    from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines
+    from spark_tui.core.nodes import Nodes
 
-    config = load_config(args)
+    async def main():
+        config = load_config(args)
+        if args.offline:
+            return config, [], {}
+        async with Nodes(config) as nodes:
+            config, snaps = await _live_config(args, nodes, config)
+            return config, snaps, await image_entrypoints(config, nodes)
+
+    config, snaps, entrypoints = asyncio.run(main())
     specs = plan.build(config)
+    problems = unreachable_lines(snaps)
+    if args.offline:
+        print("note: nodes not asked (--offline): values up detects (netdev, hca, ~) are not in this plan", file=sys.stderr)
     if args.json:
         data = []
         for spec in specs:
             d = dataclasses.asdict(spec)
             d["env"] = [{"name": e.name, "value": e.shown(), "source": e.source} for e in spec.env]
+            d["entrypoint"], d["cmd"] = spec.entrypoint, spec.cmd
+            d["entrypoint_note"] = entrypoints.get(spec.node, "")
+            d["volume_notes"] = plan.volume_notes(config.node(spec.node), spec)
             d["docker_run"] = spec.docker_run()
             data.append(d)
-        _print_json({"warnings": config.warnings, "containers": data})
+        _print_json({"warnings": config.warnings, "unreachable": problems, "containers": data})
     else:
-        print(plan.as_text(specs, config))
-    return 0
+        for line in detected_lines(config):
+            print(line, file=sys.stderr)
+        print(plan.as_text(specs, config, entrypoints))
+    for line in problems:
+        print(f"warning: {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def _event_printer(as_json: bool):
@@ -188,20 +221,15 @@ def cmd_up(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
 
     async def main() -> int:
-        from spark_tui.core.probes import detected_values
+        from spark_tui.core.live import detected_lines
 
         nonlocal config
         async with Nodes(config) as nodes:
-            snaps = await nodes.snapshot_all()
+            # Unset netdev/hca and ~ take what the nodes show, labelled "detected" in the provenance.
+            config, snaps = await _live_config(args, nodes, config)
+            for line in detected_lines(config):
+                print(line, file=sys.stderr)
             has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
-            detected = detected_values(config, snaps)
-            if detected:
-                # Unset netdev/hca take what the nodes show, labelled "detected" in the provenance.
-                config = load_config(args, detected=detected)
-                nodes.config = config
-                for name, found in detected.items():
-                    for key, (value, how) in found.items():
-                        print(f"detected {name}.{key} = {value} ({how})", file=sys.stderr)
             ok = await Launch(config, nodes, emit, has_gpu).run()
             if not ok:
                 return 1
@@ -253,7 +281,7 @@ def cmd_check(args) -> int:
 
     async def main():
         async with Nodes(config) as nodes:
-            return await run_checks(config, nodes, show)
+            return await run_checks(config, nodes, show)  # with what the nodes show, as up uses it
 
     results = asyncio.run(main())
     failed = [r for r in results if r.status == "fail"]

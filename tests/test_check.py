@@ -33,8 +33,11 @@ def test_check_passes_on_a_healthy_cluster(cluster, tmp_path, count):
     results, by = checks(config_for(cluster, count, tmp_path))
     assert [r for r in results if r.status == "fail"] == []
     for node in cluster.nodes[:count]:
-        for cid in ("ssh.reachable", "docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface", "roce.device", "roce.twins", "roce.dev_infiniband"):
+        for cid in ("ssh.reachable", "docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface", "roce.device", "roce.twins"):
             assert by[(cid, node.name)].status == "pass", (cid, node.name, by[(cid, node.name)])
+        # netdev and hca were left unset: the nodes' own interfaces and RoCE twins were detected
+        assert "rocep1s0f1,roceP2p1s0f1" in by[("roce.twins", node.name)].message
+        assert ("roce.dev_infiniband", node.name) not in by  # privileged (the default) needs no /dev/infiniband check
         assert by[("model.cached", node.name)].status == "warn"  # the test model is in no cache
     assert by[("image.same", "cluster")].status == "pass" and by[("parallel.size", "cluster")].status == "pass"
     assert sum(r.id == "net.reach" and r.status == "pass" for r in results) == count * (count - 1)
@@ -66,7 +69,7 @@ def test_same_tag_different_image_fails(cluster, tmp_path):
 
 def test_existing_container_fails_and_shows_its_image(cluster, tmp_path):
     cluster.import_image(cluster.nodes[0], "someone/else:2", variant="other")
-    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "vllm_node", "someone/else:2", "sleep", "300")
+    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "someone/else:2", "300")
     _, by = checks(config_for(cluster, 2, tmp_path))
     r = by[("container.absent", cluster.nodes[0].name)]
     assert r.status == "fail" and "someone/else:2" in r.message
@@ -83,7 +86,7 @@ def test_dockerd_down_fails_that_node_only(cluster, tmp_path):
 def test_one_twin_mtu_port_and_lookalike(cluster, tmp_path):
     node = cluster.nodes[1]
     tc.run(["ip", "-n", node.netns, "link", "set", tc.NETDEV, "mtu", "1500"])
-    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "squatter", "--network", "host", tc.IMAGE, "httpd", "-f", "-p", "8000")
+    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "squatter", "--network", "host", "--entrypoint", "httpd", tc.IMAGE, "-f", "-p", "8000")
     try:
         config = config_for(cluster, 2, tmp_path, environ={"IMAGE_NAME": "their/image"}, hca=["rocep1s0f1"], min_free_disk="900000g")
         results, by = checks(config)
@@ -135,3 +138,16 @@ def test_reachability_from_a_node_with_either_tool(cluster, tmp_path, tools):
     out = asyncio.run(go()).split()
     assert out.count("ok") == 1 and out[out.index("ok") + 1] == cluster.nodes[1].ip
     assert out.count("fail") == 1 and out[out.index("fail") + 1] == dead
+
+
+def test_non_privileged_mode_checks_dev_infiniband(cluster, tmp_path):
+    results, by = checks(config_for(cluster, 2, tmp_path, privileged=False))
+    for node in cluster.nodes[:2]:
+        assert by[("roce.dev_infiniband", node.name)].status == "pass"
+
+
+def test_check_shows_the_cache_path_as_the_node_resolves_it(cluster, tmp_path):
+    results, by = checks(config_for(cluster, 2, tmp_path))
+    for node in cluster.nodes[:2]:
+        assert "test/tiny-model not in /root/.cache/huggingface on" in by[("model.cached", node.name)].message
+        assert "~" not in by[("disk.free", node.name)].message

@@ -21,7 +21,7 @@ def make_app(cluster, tmp_path, count=2, environ=None, argv=()):
     (tmp_path / "home").mkdir(exist_ok=True)
     env = {"HOME": str(tmp_path / "home"), **(environ or {})}
     args = build_parser().parse_args(
-        ["--cluster", path, "-e", "SPARK_TEST_SHARD_DELAY=0.02", "--refresh-interval", "0.5", *argv],
+        ["--cluster", path, *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02", "--refresh-interval", "0.5", *argv],
         namespace=_SettingsNamespace())
     return build_app(args, env)
 
@@ -128,7 +128,7 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
 
 def test_teardown_cancelled_and_readonly(cluster, tmp_path):
     worker = cluster.nodes[1]
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--label", "spark-tui.cluster=testcluster", tc.IMAGE, "sleep", "600")
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--label", "spark-tui.cluster=local", "--entrypoint", "sleep", tc.IMAGE, "600")
     app = make_app(cluster, tmp_path)
 
     async def flow():
@@ -203,3 +203,27 @@ def test_help_lists_every_binding_and_keys_remap(cluster, tmp_path):
             assert isinstance(app.screen, WizardScreen)
 
     asyncio.run(flow())
+
+
+def test_edited_connection_settings_are_the_ones_connected_with(cluster, tmp_path):
+    """A wizard edit of host or port rebuilds that node's connection: shown effective = used."""
+    core = make_app(cluster, tmp_path, count=2).core
+    worker, third = cluster.nodes[1], cluster.nodes[2]
+
+    async def go():
+        try:
+            assert (await core.refresh(worker.name)).snapshot.host.hostname == worker.name
+            core.edit(f"nodes.{worker.name}.host", third.ip)
+            assert core.config.node(worker.name)["host"] == third.ip
+            view = await core.refresh(worker.name)
+            assert view.snapshot.reachable and view.snapshot.host.hostname == third.name
+            core.edit(f"nodes.{worker.name}.port", "2222")  # nothing listens there
+            view = await core.refresh(worker.name)
+            assert not view.snapshot.reachable and "Connection refused" in (view.snapshot.error or ""), view.snapshot.error
+            core.edit(f"nodes.{worker.name}.port", None)
+            core.edit(f"nodes.{worker.name}.host", None)
+            assert (await core.refresh(worker.name)).snapshot.host.hostname == worker.name
+        finally:
+            await core.close()
+
+    asyncio.run(go())

@@ -26,8 +26,8 @@ COUNTER = "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.02; done"
 
 
 def start_counter(cluster, node):
-    cluster.docker(node, "run", "-d", "--name", "vllm_node", "--label", "spark-tui.cluster=testcluster",
-                   tc.IMAGE, "sh", "-c", COUNTER)
+    cluster.docker(node, "run", "-d", "--name", "vllm_node", "--label", "spark-tui.cluster=local",
+                   "--entrypoint", "sh", tc.IMAGE, "-c", COUNTER)
 
 
 def test_log_follow_survives_sshd_killed(cluster, tmp_path):
@@ -38,7 +38,7 @@ def test_log_follow_survives_sshd_killed(cluster, tmp_path):
 
     async def flow():
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(pilot, lambda: worker.name in app.views and app.views[worker.name].own_containers("testcluster"), "the worker's container")
+            await until(pilot, lambda: worker.name in app.views and app.views[worker.name].own_containers("local"), "the worker's container")
             app.open_logs(worker.name)
             await pilot.pause()
             logs = app.screen
@@ -117,7 +117,7 @@ def test_spark_tui_killed_mid_launch_then_restarted(cluster, tmp_path):
     (tmp_path / "home").mkdir()
     env = {"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]}
     cmd = [sys.executable, "-m", "spark_tui", "--cluster", path]
-    up = subprocess.Popen(cmd + ["up", "-e", "SPARK_TEST_SHARD_DELAY=5"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    up = subprocess.Popen(cmd + ["up", *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=5"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while not all(len(ids) == 1 for ids in containers(cluster, 2).values()):
@@ -132,7 +132,7 @@ def test_spark_tui_killed_mid_launch_then_restarted(cluster, tmp_path):
 
     # Restarted, spark-tui finds them by label: status lists them, the cockpit shows them, down removes them.
     status = subprocess.run(cmd + ["status", "--json"], env=env, capture_output=True, text=True, timeout=60)
-    found = {n["node"]: [c["name"] for c in n["containers"] if c["labels"].get("spark-tui.cluster") == "testcluster"]
+    found = {n["node"]: [c["name"] for c in n["containers"] if c["labels"].get("spark-tui.cluster") == "local"]
              for n in json.loads(status.stdout)["nodes"]}
     assert found == {n.name: ["vllm_node"] for n in cluster.nodes[:2]}
 

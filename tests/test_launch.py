@@ -1,12 +1,14 @@
 """Launch, readiness, rollback, teardown and drift on the namespace test cluster."""
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
 
 from spark_tui.core import events as ev
 from spark_tui.core.launch import Launch, drift, teardown
+from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
@@ -15,7 +17,10 @@ pytestmark = pytest.mark.cluster
 
 
 def config_for(cluster, count, tmp_path, **flags):
+    """The test cluster file (must-set values only) for `count` nodes, the sandbox's two limits
+    (tc.SANDBOX: privileged and ulimit_nofile, which this machine cannot grant), and `flags`."""
     path = cluster.cluster_file(count, tmp_path / f"c{count}.yaml")
+    flags = {**tc.SANDBOX, **flags}
     flags.setdefault("env", {"SPARK_TEST_SHARD_DELAY": "0.02"})
     return resolve(Inputs(cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
 
@@ -25,8 +30,10 @@ def containers(cluster, count):
 
 
 async def launch(config, cancel_after=None):
+    """As `spark-tui up` does it: the values the nodes show first (detected layer), then the launch."""
     got = []
     async with Nodes(config) as nodes:
+        config, _ = await with_detected(config, nodes)
         task = asyncio.ensure_future(Launch(config, nodes, got.append, {n.name: True for n in config.nodes}).run())
         if cancel_after is None:
             ok = await task
@@ -119,7 +126,7 @@ def test_rollback_when_vllm_runs_out_of_memory(cluster, tmp_path):
 def test_same_name_container_with_other_image_is_refused(cluster, tmp_path):
     worker = cluster.nodes[1]
     cluster.import_image(worker, "other/image:1", variant="other")
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "other/image:1", "sleep", "300")
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "other/image:1", "300")
     ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path)))
     assert not ok
     failed = next(e for e in got if isinstance(e, ev.Failed))
@@ -135,7 +142,7 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
     worker = cluster.nodes[1]
     cluster.docker(worker, "rm", "-f", "vllm_node")
     cluster.import_image(worker, variant="other")  # another image under the same tag
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--network", "host", "-v", "/tmp:/hostdata", tc.IMAGE, "sleep", "300")
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--network", "host", "-v", "/tmp:/hostdata", "--entrypoint", "sleep", tc.IMAGE, "300")
 
     async def check():
         async with Nodes(config) as nodes:
@@ -146,7 +153,8 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
         whats = {i.what for i in items if i.node == worker.name}
         assert {"image", "command", "config-hash", "mounts"} <= whats
         mounts = next(i for i in items if i.what == "mounts")
-        assert (mounts.requested, mounts.actual) == ("none", "/tmp:/hostdata")
+        # the default cache volume, ~ expanded to the home of the login user on the node
+        assert (mounts.requested, mounts.actual) == ("/root/.cache/huggingface:/root/.cache/huggingface", "/tmp:/hostdata")
         image = next(i for i in items if i.what == "image")
         assert "another image under the same tag" in image.actual
         assert not [i for i in items if i.node == cluster.nodes[0].name]
@@ -174,7 +182,7 @@ def test_down_reports_unreachable_node_then_finishes(cluster, tmp_path):
 def test_up_and_down_commands(cluster, tmp_path, run_cli):
     config_for(cluster, 2, tmp_path)
     path = str(tmp_path / "c2.yaml")
-    code, out, _ = run_cli("up", "--cluster", path, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    code, out, _ = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     assert code == 0 and "READY" in out and f"http://{cluster.nodes[0].ip}:8000/v1" in out
     code, out, _ = run_cli("down", "--cluster", path, "--yes")
     assert code == 0 and out.count("removed vllm_node") == 2
@@ -184,13 +192,13 @@ def test_status_shows_drift_after_a_hand_replacement(cluster, tmp_path, run_cli)
     config = config_for(cluster, 2, tmp_path)
     ok, _, _ = asyncio.run(launch(config))
     assert ok
-    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     assert "DRIFT" not in out
     worker = cluster.nodes[1]
     cluster.docker(worker, "rm", "-f", "vllm_node")
     cluster.import_image(worker, "hand/made:1", variant="other")
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "hand/made:1", "sleep", "300")
-    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "hand/made:1", "300")
+    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     assert f"DRIFT {worker.name} image: requested {tc.IMAGE}, actual hand/made:1" in out
 
 
@@ -198,7 +206,7 @@ def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_pat
     canary = "/tmp/spark-tui-launch-canary"
     hostile = f"$(touch {canary}); `touch {canary}`; touch {canary}"
     config = config_for(cluster, 2, tmp_path, env={"SPARK_TEST_SHARD_DELAY": "0.02", "HOSTILE": hostile},
-                        vllm_args=["--note", hostile])
+                        vllm_args=["--chat-template", hostile])
     ok, _, _ = asyncio.run(launch(config))
     assert ok
     head = cluster.nodes[0]
@@ -230,3 +238,83 @@ def test_unset_netdev_and_hca_are_detected_and_labelled(cluster, tmp_path):
     env = {v.name: v for v in worker.container_env}
     assert env["NCCL_SOCKET_IFNAME"].value == tc.NETDEV and "detected on spark-2" in env["NCCL_SOCKET_IFNAME"].derived_from
     assert env["NCCL_IB_HCA"].value == "rocep1s0f1,roceP2p1s0f1"
+
+
+@pytest.mark.parametrize("executor", ["ray", "native"])
+def test_vllm_rejecting_an_argument_fails_at_once_naming_node_and_line(cluster, tmp_path, executor):
+    """vLLM's argparse error ends `vllm serve` at once: the verdict quotes it, long before any timeout."""
+    config = config_for(cluster, 2, tmp_path, executor=executor, vllm_args=["--no-such-option"])
+    start = time.monotonic()
+    ok, got, _ = asyncio.run(launch(config))
+    assert not ok and time.monotonic() - start < 30
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert failed.cause.startswith(cluster.nodes[0].name + ": ") and "unrecognized arguments: --no-such-option" in failed.cause + "\n".join(failed.log_lines)
+    _assert_rolled_back(cluster, 2, got, "")
+
+
+def test_older_vllm_and_ray_output_still_launch(cluster, tmp_path):
+    """Older vLLM prints a Uvicorn line, older Ray `Healthy:`/`Usage:`: both still reach READY."""
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_LEGACY_UVICORN": "1", "SPARK_TEST_RAY_STATUS": "legacy"}
+    ok, got, items = asyncio.run(launch(config_for(cluster, 2, tmp_path, executor="ray", env=env)))
+    assert ok and items == [], got
+
+
+@pytest.mark.parametrize("profile, executor, evidence", [
+    # NGC 25.10 ships vLLM 0.10.2: `vllm serve` rejects the native multi-node flags and exits.
+    ("ngc-25.10", "native", "unrecognized arguments: --nnodes"),
+    # vllm/vllm-openai without Ray: the Ray executor cannot start `ray` in it.
+    ("noray", "ray", "ray"),
+])
+def test_image_that_cannot_run_the_executor_fails_naming_node_and_cause(cluster, tmp_path, profile, executor, evidence):
+    image = tc.IMAGES[profile].ref
+    for node in cluster.nodes[:2]:
+        cluster.import_image(node, image, profile=profile)
+    try:
+        ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path, executor=executor, image=image)))
+        assert not ok
+        failed = next(e for e in got if isinstance(e, ev.Failed))
+        text = failed.cause + "\n" + "\n".join(failed.log_lines)
+        assert any(failed.cause.startswith(n.name + ": ") for n in cluster.nodes[:2]) and evidence in text, text
+        _assert_rolled_back(cluster, 2, got, "")
+    finally:
+        for node in cluster.nodes[:2]:
+            cluster.docker(node, "rmi", "-f", image)
+
+
+@pytest.mark.parametrize("executor", ["ray", "native"])
+def test_plan_is_what_up_creates(cluster, tmp_path, run_cli, executor):
+    """Every container field `plan` shows is the one `up` creates, detected values included."""
+    import json
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    flags = [*tc.SANDBOX_FLAGS, "--executor", executor, "-e", "SPARK_TEST_SHARD_DELAY=0.02"]
+    code, out, err = run_cli("plan", "--cluster", path, "--json", *flags)
+    assert code == 0, err
+    planned = {c["node"]: c for c in json.loads(out)["containers"]}
+    code, out, err = run_cli("up", "--cluster", path, *flags)
+    assert code == 0 and "READY" in out, out + err
+    for node in cluster.nodes[:2]:
+        spec = planned[node.name]
+        real = json.loads(cluster.docker(node, "inspect", spec["name"]).stdout)[0]
+        cfg, host = real["Config"], real["HostConfig"]
+        image_env = set(json.loads(cluster.docker(node, "image", "inspect", "--format", "{{json .Config.Env}}", spec["image"]).stdout) or [])
+        assert cfg["Image"] == spec["image"]
+        assert (cfg["Entrypoint"], cfg["Cmd"]) == (spec["entrypoint"], spec["cmd"])
+        assert set(cfg["Env"]) - image_env == {f"{e['name']}={e['value']}" for e in spec["env"]}
+        assert cfg["Labels"] == spec["labels"]
+        assert sorted(host["Binds"] or []) == sorted(spec["volumes"]) and not any("~" in b for b in host["Binds"])
+        assert (host["NetworkMode"], host["IpcMode"], host["Privileged"]) == (spec["network"], spec["ipc"], spec["privileged"])
+        assert (host["CapAdd"] or []) == spec["cap_add"]
+        assert [d["PathOnHost"] for d in host["Devices"] or []] == spec["devices"]
+        assert host["ShmSize"] == 64 << 30 and spec["shm_size"] == "64g"
+        assert host["Memory"] == 110 << 30 and spec["memory_limit"] == "110g"
+        assert host["PidsLimit"] == spec["pids_limit"]
+        assert [(u["Name"], u["Soft"], u["Hard"]) for u in host["Ulimits"]] == [("nofile", *spec["ulimits"]["nofile"])]
+        assert host["DeviceRequests"][0]["Capabilities"] == [["gpu"]] and spec["gpus"] == "auto"
+        env = {e["name"]: e for e in spec["env"]}
+        assert env["NCCL_SOCKET_IFNAME"]["value"] == tc.NETDEV and f"detected on {node.name}" in env["NCCL_SOCKET_IFNAME"]["source"]
+        assert env["NCCL_IB_HCA"]["value"] == "rocep1s0f1,roceP2p1s0f1" and "detected" in env["NCCL_IB_HCA"]["source"]
+        assert any("~ = $HOME of the login user on " + node.name in note for note in spec["volume_notes"])
+        assert spec["entrypoint_note"] == 'replaces the image\'s ENTRYPOINT ["vllm", "serve"]'
+    code, out, _ = run_cli("status", "--cluster", path, *flags)
+    assert "DRIFT" not in out  # right after a clean launch: nothing differs

@@ -141,9 +141,16 @@ def test_ray_start_lines_tab_separated():
     assert ("ok", "Ray runtime started") in s.verdicts()
 
 
-def test_ray_status_counts_nodes_and_gpus():
-    st = vllm.parse_ray_status(read("docker/ray-status-2nodes-2gpu-gpustack1566.txt"))
-    assert (st.active_nodes, st.pending_nodes, st.gpus_total, st.gpus_used, st.cpus_total) == (2, 0, 2.0, 0.0, 36.0)
+@pytest.mark.parametrize("name, nodes, gpus, cpus", [
+    ("ray-status-2nodes-2gpu-gpustack1566.txt", 2, 2.0, 36.0),  # older `Usage:`
+    ("ray-status-2.4x-total-usage-real-images-reference.txt", 2, 2.0, 40.0),  # Ray 2.4x `Total Usage:`
+    ("ray-status-unindented-total-usage-pending-demands-gpustack5509.txt", 2, 1.0, 34.0),
+    ("ray-status-legacy-healthy-placement-group-suffix-ray24309.txt", 1, 0.0, 8.0),
+    ("ray-status-healthy-types-per-node-usage-ray36894.txt", 22, 2.0, 544.0),
+])
+def test_ray_status_counts_nodes_and_gpus_in_every_layout(name, nodes, gpus, cpus):
+    st = vllm.parse_ray_status(read(f"docker/{name}"))
+    assert (st.active_nodes, st.gpus_total, st.cpus_total) == (nodes, gpus, cpus)
 
 
 def test_shard_progress_with_prefix_on_next_line():
@@ -168,7 +175,9 @@ def test_readiness_legacy_and_apiserver_forms():
     legacy = vllm.parse_text(read("docker/vllm-uvicorn-legacy-ready-lines-dgxspark-playbook.txt"))
     assert legacy.ready and legacy.endpoint == "http://0.0.0.0:8000"
     api = vllm.parse_text(read("docker/vllm-apiserver-ready-then-engine-throughput-metrics.txt"))
-    assert api.startup_complete
+    assert api.startup_complete and api.ready  # current vLLM prints no Uvicorn line
+    started = vllm.parse_text("(APIServer pid=1) INFO 12-03 05:00:00 [api_server.py:1900] Starting vLLM API server 0 on http://0.0.0.0:8000")
+    assert started.endpoint == "http://0.0.0.0:8000" and not started.ready
     assert api.metrics == {"prompt": 10922.8, "gen": 4.0, "running": 1.0, "waiting": 0.0, "kv": 2.1}
 
 

@@ -43,7 +43,9 @@ def test_non_privileged_set_and_docker_run_line():
     assert "--privileged" not in argv and ["--cap-add", "IPC_LOCK"] == argv[argv.index("--cap-add"):argv.index("--cap-add") + 2]
     assert "--device" in argv and "/dev/infiniband" in argv and "--memory=110g" in argv and "--pids-limit=4096" in argv
     assert "nofile=1048576:1048576" in argv and argv[argv.index("--gpus") + 1] == "all"
-    assert argv[-len(head.command):] == head.command and "vllm-node:latest" in argv
+    # The command runs as the container's ENTRYPOINT + CMD, whatever ENTRYPOINT the image has.
+    image_at = argv.index("vllm-node:latest")
+    assert argv[image_at - 2:image_at] == ["--entrypoint", "ray"] and argv[image_at + 1:] == head.command[1:]
 
 
 def test_a_changed_setting_changes_the_hash():
@@ -54,14 +56,22 @@ def test_a_changed_setting_changes_the_hash():
 
 def test_plan_masks_secrets(run_cli):
     for extra in ((), ("--json",)):
-        code, out, err = run_cli("plan", "--cluster", DUO, "--hf-token", "hf_supersecret", *extra)
+        code, out, err = run_cli("plan", "--offline", "--cluster", DUO, "--hf-token", "hf_supersecret", *extra)
         assert code == 0 and "hf_supersecret" not in out + err and "HF_TOKEN=***" in out
 
 
 def test_plan_json_and_shell_metacharacters_stay_literal(run_cli):
     hostile = "$(touch /tmp/canary); `id`"
-    code, out, _ = run_cli("plan", "--cluster", DUO, "--json", "--vllm-args", shlex.quote(hostile), "--executor", "native")
+    code, out, _ = run_cli("plan", "--offline", "--cluster", DUO, "--json", "--vllm-args", shlex.quote(hostile), "--executor", "native")
     data = json.loads(out)
     worker = data["containers"][1]
     assert hostile in worker["command"]
-    assert shlex.split(worker["docker_run"])[-len(worker["command"]):] == worker["command"]
+    assert shlex.split(worker["docker_run"])[-len(worker["cmd"]):] == worker["cmd"] == worker["command"][1:]
+
+
+def test_offline_plan_shows_unexpanded_home_and_asks_no_node(run_cli):
+    """The sample cluster's addresses are never contacted: --offline plans from the files alone."""
+    code, out, err = run_cli("plan", "--offline", "--cluster", DUO)
+    assert code == 0
+    assert "~/.cache/huggingface: ~ NOT expanded (spark-a not reached: its home is unknown); up refuses it" in out
+    assert "not asked (--offline)" in err

@@ -32,7 +32,7 @@ async def snap(config):
 
 @pytest.mark.cluster
 def test_snapshot_of_two_nodes(cluster, tmp_path):
-    cluster.docker(cluster.nodes[1], "run", "-d", "--name", "probe_me", "--label", "spark-tui.cluster=t", tc.IMAGE, "sleep", "300")
+    cluster.docker(cluster.nodes[1], "run", "-d", "--name", "probe_me", "--label", "spark-tui.cluster=t", "--entrypoint", "sleep", tc.IMAGE, "300")
     snaps = asyncio.run(snap(two_node_config(cluster, tmp_path)))
     for s, node in zip(snaps, cluster.nodes[:2]):
         assert s.reachable and s.error is None and s.docker_error is None
@@ -74,22 +74,55 @@ def test_reconnect_after_sshd_restart(cluster, tmp_path):
     assert after[1].reachable and after_conn is not before_conn
 
 
+def _hash(path) -> None:
+    """`HashKnownHosts yes`, the default of Debian's and Ubuntu's ssh client: names become |1|salt|hash."""
+    subprocess.run(["ssh-keygen", "-H", "-f", str(path)], check=True, capture_output=True)
+    os.remove(f"{path}.old")
+    assert "|1|" in path.read_text()
+
+
 @pytest.mark.cluster
-def test_changed_host_key_is_refused(cluster, tmp_path):
+@pytest.mark.parametrize("hashed", [False, True], ids=["plain", "hashed"])
+def test_changed_host_key_is_refused(cluster, tmp_path, hashed):
     wrong = tmp_path / "known_hosts"
     lines = open(cluster.known_hosts).read().splitlines()
     other_key = lines[0].split(" ", 1)[1]  # node 1's key, claimed for node 2
     wrong.write_text(lines[0] + "\n" + f"{cluster.nodes[1].ip} {other_key}\n")
+    if hashed:
+        _hash(wrong)
+    before = wrong.read_text()
     config = two_node_config(cluster, tmp_path, known_hosts=str(wrong))
     t = SshTransport(config.node(cluster.nodes[1].name))
     with pytest.raises(HostKeyError) as exc:
         asyncio.run(t.run(["true"]))
     msg = str(exc.value)
     assert "CHANGED" in msg and cluster.nodes[1].ip in msg and "SHA256:" in msg and "ssh-keygen -R" in msg
-    # accept-new never accepts a changed key
+    # accept-new never accepts a changed key, and never adds it to the file
     config = two_node_config(cluster, tmp_path, known_hosts=str(wrong), host_key_policy="accept-new")
     with pytest.raises(HostKeyError, match="CHANGED"):
         asyncio.run(SshTransport(config.node(cluster.nodes[1].name)).run(["true"]))
+    assert wrong.read_text() == before
+
+
+@pytest.mark.cluster
+def test_hashed_known_hosts_still_connects_and_unknown_is_told_apart(cluster, tmp_path):
+    hashed = tmp_path / "known_hosts"
+    hashed.write_text(open(cluster.known_hosts).read().splitlines()[0] + "\n")  # only node 1
+    _hash(hashed)
+    config = two_node_config(cluster, tmp_path, known_hosts=str(hashed))
+    assert asyncio.run(SshTransport(config.node(cluster.nodes[0].name)).run(["echo", "ok"])).stdout.strip() == "ok"
+    with pytest.raises(HostKeyError, match="is not in"):
+        asyncio.run(SshTransport(config.node(cluster.nodes[1].name)).run(["true"]))
+
+
+@pytest.mark.cluster
+def test_unreadable_known_hosts_is_never_taken_for_no_entry(cluster, tmp_path):
+    broken = tmp_path / "known_hosts"
+    broken.write_text("@bogus-marker not a host key line\n")
+    config = two_node_config(cluster, tmp_path, known_hosts=str(broken), host_key_policy="accept-new")
+    with pytest.raises(HostKeyError):
+        asyncio.run(SshTransport(config.node(cluster.nodes[1].name)).run(["true"]))
+    assert broken.read_text() == "@bogus-marker not a host key line\n"
 
 
 @pytest.mark.cluster

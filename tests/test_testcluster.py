@@ -28,20 +28,20 @@ def test_ssh_into_each_node_reaches_its_own_docker_engine(cluster):
         names.add(out[1])
     assert len(names) == len(cluster.nodes)
     # a container started on node 1 is seen by node 1's engine only
-    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "probe1", tc.IMAGE, "sleep", "60")
+    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "probe1", "--entrypoint", "sleep", tc.IMAGE, "60")
     assert "probe1" in ssh(cluster, cluster.nodes[0], "docker ps --format '{{.Names}}'").stdout
     assert "probe1" not in ssh(cluster, cluster.nodes[1], "docker ps -a --format '{{.Names}}'").stdout
 
 
 def test_host_network_container_sees_the_spark_interface(cluster):
     node = cluster.nodes[1]
-    out = ssh(cluster, node, f"docker run --rm --network host {tc.IMAGE} ip -4 -o addr show {tc.NETDEV}").stdout
+    out = ssh(cluster, node, f"docker run --rm --network host --entrypoint ip {tc.IMAGE} -4 -o addr show {tc.NETDEV}").stdout
     assert f"inet {node.ip}/24" in out and tc.NETDEV in out
 
 
 def test_gpus_all_runs_with_the_hook_stand_in(cluster):
     node = cluster.nodes[0]
-    proc = ssh(cluster, node, f"docker run --rm --gpus all {tc.IMAGE} echo gpu-ok")
+    proc = ssh(cluster, node, f"docker run --rm --gpus all --entrypoint echo {tc.IMAGE} gpu-ok")
     assert proc.stdout.strip() == "gpu-ok"
 
 
@@ -65,14 +65,14 @@ def _ray_status(cluster, head):
 
 def test_ray_worker_joins_head_across_the_node_network(cluster):
     head, worker = cluster.nodes[0], cluster.nodes[1]
-    cluster.docker(head, "run", "-d", "--name", "rayhead", "--network", "host", tc.IMAGE, "ray", "start", "--head", "--port", "6379", "--node-ip-address", head.ip, "--block")
+    cluster.docker(head, "run", "-d", "--name", "rayhead", "--network", "host", "--entrypoint", "ray", tc.IMAGE, "start", "--head", "--port", "6379", "--node-ip-address", head.ip, "--block")
     deadline = time.monotonic() + 10
     while "Ray runtime started." not in cluster.docker(head, "logs", "rayhead").stdout:
         assert time.monotonic() < deadline
         time.sleep(0.1)
     status = _ray_status(cluster, head)
     assert status.count(" 1 node_") == 1 and " 0.0/1.0 GPU" in status
-    cluster.docker(worker, "run", "-d", "--name", "rayworker", "--network", "host", tc.IMAGE, "ray", "start", f"--address={head.ip}:6379", "--node-ip-address", worker.ip, "--block")
+    cluster.docker(worker, "run", "-d", "--name", "rayworker", "--network", "host", "--entrypoint", "ray", tc.IMAGE, "start", f"--address={head.ip}:6379", "--node-ip-address", worker.ip, "--block")
     deadline = time.monotonic() + 10
     while _ray_status(cluster, head).count(" 1 node_") < 2:
         assert time.monotonic() < deadline, cluster.docker(worker, "logs", "rayworker").stdout
@@ -83,7 +83,7 @@ def test_ray_worker_joins_head_across_the_node_network(cluster):
 
 def test_ray_worker_that_cannot_reach_the_head_fails(cluster):
     worker = cluster.nodes[1]
-    proc = cluster.docker(worker, "run", "--rm", "--network", "host", "-e", "SPARK_TEST_JOIN_TRIES=2", tc.IMAGE, "ray", "start", f"--address={cluster.nodes[0].ip}:6390", check=False)
+    proc = cluster.docker(worker, "run", "--rm", "--network", "host", "-e", "SPARK_TEST_JOIN_TRIES=2", "--entrypoint", "ray", tc.IMAGE, "start", f"--address={cluster.nodes[0].ip}:6390", check=False)
     assert proc.returncode == 1 and "Failed to connect to GCS" in proc.stdout
 
 
@@ -201,8 +201,8 @@ def test_vllm_stand_in_serves_health_and_models(cluster):
 
     node = cluster.nodes[0]
     cluster.docker(node, "run", "-d", "--name", "vllm1", "--network", "host", "-e", f"NCCL_SOCKET_IFNAME={tc.NETDEV}", "-e", f"VLLM_HOST_IP={node.ip}",
-                   tc.IMAGE, "vllm", "serve", "org/model-x", "--port", "8011", "--served-model-name", "mx")
-    logs = _wait_log(cluster, node, "vllm1", "Uvicorn running on http://0.0.0.0:8011")
+                   tc.IMAGE, "org/model-x", "--port", "8011", "--served-model-name", "mx")
+    logs = _wait_log(cluster, node, "vllm1", "Application startup complete")
     assert "Loading safetensors checkpoint shards: 100% Completed | 4/4" in logs
     assert urllib.request.urlopen(f"http://{node.ip}:8011/health", timeout=5).status == 200
     models = json.loads(urllib.request.urlopen(f"http://{node.ip}:8011/v1/models", timeout=5).read())
@@ -212,17 +212,17 @@ def test_vllm_stand_in_serves_health_and_models(cluster):
 def test_vllm_native_rendezvous_across_nodes_and_hang_when_unreachable(cluster):
     head, worker = cluster.nodes[0], cluster.nodes[1]
     env = lambda n: ["-e", f"NCCL_SOCKET_IFNAME={tc.NETDEV}", "-e", f"VLLM_HOST_IP={n.ip}", "-e", "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1"]
-    common = ["vllm", "serve", "m", "--tensor-parallel-size", "2", "--nnodes", "2", "--master-addr", head.ip, "--master-port", "29511"]
+    common = ["m", "--tensor-parallel-size", "2", "--nnodes", "2", "--master-addr", head.ip, "--master-port", "29511"]
     cluster.docker(worker, "run", "-d", "--name", "w1", "--network", "host", *env(worker), tc.IMAGE, *common, "--node-rank", "1", "--headless")
     time.sleep(1.5)
     assert "Init COMPLETE" not in cluster.docker(worker, "logs", "w1").stdout  # nobody to rendezvous with yet
     cluster.docker(head, "run", "-d", "--name", "h1", "--network", "host", *env(head), tc.IMAGE, *common, "--node-rank", "0", "--port", "8012")
-    _wait_log(cluster, head, "h1", "Uvicorn running")
+    _wait_log(cluster, head, "h1", "Application startup complete")
     wlogs = _wait_log(cluster, worker, "w1", "Init COMPLETE")
     assert f"Bootstrap: Using {tc.NETDEV}:{worker.ip}<0>" in wlogs and "NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE" in wlogs
     # a worker whose head is unreachable never completes init
     cluster.docker(worker, "run", "-d", "--name", "w2", "--network", "host", *env(worker), tc.IMAGE,
-                   "vllm", "serve", "m", "--nnodes", "2", "--node-rank", "1", "--master-addr", head.ip, "--master-port", "29599", "--headless")
+                   "m", "--nnodes", "2", "--node-rank", "1", "--master-addr", head.ip, "--master-port", "29599", "--headless")
     time.sleep(2)
     logs = cluster.docker(worker, "logs", "w2").stdout
     assert "Init START" in logs and "Init COMPLETE" not in logs
@@ -231,5 +231,73 @@ def test_vllm_native_rendezvous_across_nodes_and_hang_when_unreachable(cluster):
 @pytest.mark.parametrize("mode,needle", [("oom", "torch.OutOfMemoryError: CUDA out of memory"), ("crash", "Engine core initialization failed")])
 def test_vllm_failure_modes(cluster, mode, needle):
     node = cluster.nodes[0]
-    proc = cluster.docker(node, "run", "--rm", "--network", "host", "-e", f"SPARK_TEST_FAIL={mode}", tc.IMAGE, "vllm", "serve", "m", "--port", "8013", check=False)
+    proc = cluster.docker(node, "run", "--rm", "--network", "host", "-e", f"SPARK_TEST_FAIL={mode}", tc.IMAGE, "m", "--port", "8013", check=False)
     assert proc.returncode == 1 and needle in proc.stdout
+
+
+# --- the stand-ins behave like the real images and programs (shared/reference/real-images.md) ---
+
+
+def test_image_entrypoint_swallows_a_command_as_vllm_openai_does(cluster):
+    """ENTRYPOINT ["vllm", "serve"]: `docker run IMAGE ray start ...` runs `vllm serve ray start ...`."""
+    node = cluster.nodes[0]
+    proc = cluster.docker(node, "run", "--rm", "--network", "host", tc.IMAGE, "ray", "start", "--head", check=False)
+    assert proc.returncode == 2 and "vllm serve: error: unrecognized arguments: start --head" in proc.stderr
+    proc = cluster.docker(node, "run", "--rm", tc.IMAGE, "vllm", "serve", "m", check=False)
+    assert proc.returncode == 2 and "unrecognized arguments: serve m" in proc.stderr
+
+
+def test_old_vllm_rejects_native_multinode_flags_and_ngc_entrypoint_execs(cluster):
+    node = cluster.nodes[0]
+    image = tc.IMAGES["ngc-25.10"].ref
+    cluster.import_image(node, image, profile="ngc-25.10")
+    try:
+        proc = cluster.docker(node, "run", "--rm", image, "vllm", "--version")
+        assert proc.stdout.splitlines()[-1] == "0.10.2" and "NVIDIA Release 25.10" in proc.stdout  # banner, then exec "$@"
+        proc = cluster.docker(node, "run", "--rm", image, "vllm", "serve", "m", "--nnodes", "2", "--node-rank", "1", check=False)
+        assert proc.returncode == 2 and "vllm serve: error: unrecognized arguments: --nnodes 2 --node-rank 1" in proc.stderr
+        labels = json.loads(cluster.docker(node, "image", "inspect", "--format", "{{json .Config.Labels}}", image).stdout)
+        assert labels["com.nvidia.vllm.version"].startswith("0.10.2")
+    finally:
+        cluster.docker(node, "rmi", "-f", image)
+
+
+def test_image_without_ray(cluster):
+    node = cluster.nodes[0]
+    image = tc.IMAGES["noray"].ref
+    cluster.import_image(node, image, profile="noray")
+    try:
+        proc = cluster.docker(node, "run", "--rm", "--entrypoint", "sh", image, "-c", "ray --version", check=False)
+        assert proc.returncode == 127 and "not found" in proc.stderr
+    finally:
+        cluster.docker(node, "rmi", "-f", image)
+
+
+@pytest.mark.parametrize("knob, present, absent", [
+    ({}, "Application startup complete", "Uvicorn running on"),  # current vLLM
+    ({"SPARK_TEST_LEGACY_UVICORN": "1"}, "Uvicorn running on http://0.0.0.0:8014", None),
+])
+def test_vllm_readiness_lines_current_by_default_legacy_behind_a_knob(cluster, knob, present, absent):
+    node = cluster.nodes[0]
+    env = [arg for k, v in knob.items() for arg in ("-e", f"{k}={v}")]
+    cluster.docker(node, "run", "-d", "--name", "ready1", "--network", "host", *env, tc.IMAGE, "m", "--port", "8014")
+    logs = _wait_log(cluster, node, "ready1", present)
+    assert "Starting vLLM API server 0 on http://0.0.0.0:8014" in logs
+    if absent:
+        assert absent not in logs
+
+
+@pytest.mark.parametrize("knob, headers", [
+    ({}, ("Active:", "Total Usage:", "Total Demands:")),  # Ray 2.4x
+    ({"SPARK_TEST_RAY_STATUS": "legacy"}, ("Healthy:", "Usage:", "reserved in placement groups")),
+])
+def test_ray_status_layouts(cluster, knob, headers):
+    head = cluster.nodes[0]
+    env = [arg for k, v in knob.items() for arg in ("-e", f"{k}={v}")]
+    cluster.docker(head, "run", "-d", "--name", "rayfmt", "--network", "host", *env, "--entrypoint", "ray", tc.IMAGE,
+                   "start", "--head", "--port", "6380", "--node-ip-address", head.ip, "--block")
+    _wait_log(cluster, head, "rayfmt", "Ray runtime started")
+    status = cluster.docker(head, "exec", "rayfmt", "ray", "status").stdout
+    assert all(h in status for h in headers), status
+    if not knob:
+        assert "\nUsage:" not in status and "Healthy:" not in status

@@ -15,9 +15,9 @@ import docker
 import requests
 
 from spark_tui.core.connection import NodeError
-from spark_tui.core.launch import node_engine
 from spark_tui.core.nodes import Nodes
-from spark_tui.core.probes import NodeSnapshot, snapshot
+from spark_tui.core.live import with_detected
+from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers import netif
 from spark_tui.settings.kinds import size_bytes
 from spark_tui.settings.resolve import Config, NodeConfig
@@ -56,10 +56,15 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
     for w in config.warnings:
         add("config.lookalike_env", "cluster", "warn", w, "set the spark-tui setting it names, or unset the variable")
 
+    # What the nodes show for values left to detection (netdev, hca, ~), as `up` will use them;
+    # the same snapshots then feed the checks.
+    config, snaps = await with_detected(config, nodes)
+    snap_of = {s.node: s for s in snaps}
+
     async def one_node(node: NodeConfig) -> tuple[NodeSnapshot, tuple | None]:
         # Each node goes through its own checks and then its reachability probes without waiting
         # for the others: a barrier between the phases would make every phase wait for the slowest.
-        snap = await snapshot(nodes.transports[node.name], node)
+        snap = snap_of[node.name]
         layers = await _node_checks(config, node, snap, nodes, add)
         await _reach(config, node, snap, nodes, add)
         return snap, layers
@@ -100,7 +105,7 @@ async def _image_and_container(config: Config, name: str, snap: NodeSnapshot, no
     # The snapshot just listed every container on the node: an exact name match needs no second call.
     existing = next((c for c in snap.containers if c.name == cname), None)
     try:
-        client = await node_engine(nodes, name)
+        client = await nodes.engine(name)
         try:
             img = await asyncio.to_thread(client.images.get, image)
         except docker.errors.ImageNotFound:
@@ -196,7 +201,9 @@ async def _run(nodes: Nodes, node: str, script: str, *args: str) -> str | None:
 async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
     model = config["model"]
     volumes = node["volumes"]
-    cache = volumes[0].split(":")[0] if volumes else "~/.cache/huggingface"
+    requested = volumes[0].split(":")[0] if volumes else "~/.cache/huggingface"
+    # Shown as the node resolves it: `~` is the node's home, not this machine's.
+    cache = node.expand_home(requested) or requested
     out = await _run(nodes, node.name, CACHE_SCRIPT, cache, "models--" + (model or "").replace("/", "--"), model or "")
     lines = (out or "").strip().splitlines()
     fields = lines[-1].split() if len(lines) > 1 else []

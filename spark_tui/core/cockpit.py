@@ -11,6 +11,7 @@ from typing import Callable
 
 from spark_tui.core.check import CheckResult, run_checks
 from spark_tui.core.launch import Launch, drift, teardown
+from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogFollower
 from spark_tui.core.monitor import ImageRow, Monitor, NodeView
 from spark_tui.core.nodes import Nodes
@@ -21,6 +22,11 @@ from spark_tui.settings.resolve import Config
 # load_config bound to its parsed flags, so edits sit above flags as the 7th layer.
 Reconfigure = Callable[[dict, dict], Config]
 
+# Settings a node's connection is made from: an edit of one of them rebuilds that connection, so
+# the value shown as effective is the one connected with.
+CONNECTION_KEYS = ("host", "port", "user", "identity_file", "known_hosts", "host_key_policy",
+                   "connect_timeout", "keepalive_interval", "max_sessions", "docker_socket")
+
 
 class CockpitCore:
     def __init__(self, config: Config, reconfigure: Reconfigure):
@@ -30,11 +36,22 @@ class CockpitCore:
         self.detected: dict = {}
         self.nodes = Nodes(config)
         self.monitor = Monitor(config, self.nodes)
+        self._retired: list = []  # transports replaced by an edit, closed on the next async call
 
     def _use(self, config: Config) -> None:
+        old = self.config
         self.config = config
         self.nodes.config = config
         self.monitor.config = config
+        for node in config.nodes:
+            before = old.node(node.name)
+            if any(before[k] != node[k] for k in CONNECTION_KEYS):
+                self._retired.append(self.nodes.replace_transport(node))
+
+    async def _close_retired(self) -> None:
+        retired, self._retired = self._retired, []
+        for transport in retired:
+            await transport.close()
 
     def edit(self, key: str, value: object) -> Config:
         """An interactive edit (the wizard): a bad value raises ConfigError and changes nothing."""
@@ -49,7 +66,20 @@ class CockpitCore:
         return config
 
     async def refresh(self, node: str) -> NodeView:
-        return await self.monitor.refresh(node)
+        """One node's view. What the node shows for values left to detection (netdev, hca, its
+        home) enters the configuration at once, so drift marks compare with what `up` would run."""
+        await self._close_retired()
+        view = await self.monitor.refresh(node)
+        if view.snapshot.reachable:
+            found = detected_values(self.config, [view.snapshot]).get(node, {})
+            if found != self.detected.get(node, {}):
+                detected = {k: v for k, v in self.detected.items() if k != node}
+                if found:
+                    detected[node] = found
+                self.detected = detected
+                self._use(self._reconfigure(self.interactive, detected))
+                view.drifted = self.monitor.drift_marks(node, view.snapshot)
+        return view
 
     async def images(self) -> list[ImageRow]:
         return await self.monitor.images()
@@ -58,13 +88,16 @@ class CockpitCore:
         return await run_checks(self.config, self.nodes, emit)
 
     async def launch(self, emit) -> bool:
-        """Detected netdev/hca first (labelled as such), then the launch, then drift."""
-        snaps = await self.nodes.snapshot_all()
-        has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
-        detected = detected_values(self.config, snaps)
-        if detected:
+        """Detected values first (labelled as such), then the launch, then drift."""
+        await self._close_retired()
+
+        def redetect(detected: dict) -> Config:
             self.detected = detected
-            self._use(self._reconfigure(self.interactive, detected))
+            return self._reconfigure(self.interactive, detected)
+
+        config, snaps = await with_detected(self.config, self.nodes, redetect)
+        self._use(config)
+        has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
         ok = await Launch(self.config, self.nodes, emit, has_gpu).run()
         if ok:
             for item in await drift(self.config, self.nodes):
@@ -81,4 +114,5 @@ class CockpitCore:
         return LogFollower(self.nodes, node, container, emit, tail)
 
     async def close(self) -> None:
+        await self._close_retired()
         await self.nodes.close()

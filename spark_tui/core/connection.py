@@ -13,6 +13,7 @@ import os
 import secrets
 import shlex
 import shutil
+import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -152,6 +153,9 @@ class SshTransport:
             return await asyncssh.connect(self.host, **self._options())
         except asyncssh.HostKeyNotVerifiable:
             return await self._host_key_problem()
+        except ValueError as exc:  # asyncssh parses known_hosts (and keys) while connecting
+            raise HostKeyError(f"{self.node.name}: cannot use known_hosts {self._options()['known_hosts']} "
+                               f"or the key: {exc}; refusing to connect") from None
 
     async def _host_key_problem(self) -> asyncssh.SSHClientConnection:
         """Tell unknown from changed keys, name the fingerprint, and add unknown keys in accept-new mode."""
@@ -163,7 +167,7 @@ class SshTransport:
         key = await asyncio.wait_for(asyncssh.get_server_host_key(self.host, options=resolved), n["connect_timeout"])
         fingerprint = key.get_fingerprint("sha256") if key else "unknown"
         entry = host if port == 22 else f"[{host}]:{port}"
-        known = _known_entries(path, entry)
+        known = await _known_keys(path, host, port)
         if known:
             raise HostKeyError(
                 f"{n.name}: host key for {entry} CHANGED (server offers {fingerprint}); refusing to connect. "
@@ -268,12 +272,27 @@ class SshTransport:
         await self._drop()
 
 
-def _known_entries(path: str, entry: str) -> list[str]:
-    try:
-        with open(path) as fh:
-            return [line for line in fh if line.split(" ", 1)[0].split(",").count(entry)]
-    except OSError:
+async def _known_keys(path: str, host: str, port: int) -> list:
+    """Every key known_hosts holds for this host, by asyncssh's own matching (hashed entries,
+    `[host]:port`, patterns, @cert-authority and @revoked markers, the host's address too), so a
+    changed key is told from an unknown one whatever the file's format."""
+    if not os.path.exists(path):
         return []
+    try:
+        known = asyncssh.read_known_hosts(path)
+    except (OSError, ValueError, asyncssh.Error) as exc:
+        # Never read a file we cannot parse as "no entry": accept-new would then add a key.
+        raise HostKeyError(f"known_hosts {path} cannot be read: {_reason(exc)}") from None
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        addrs = sorted({info[4][0] for info in infos})
+    except OSError:
+        addrs = []
+    found = []
+    for addr in addrs or [""]:
+        matched = known.match(host, addr, None if port == 22 else port)
+        found += [key for keys in matched for key in keys]
+    return found
 
 
 def _reason(exc: BaseException) -> str:
@@ -281,6 +300,8 @@ def _reason(exc: BaseException) -> str:
         return "timed out"
     if isinstance(exc, asyncssh.PermissionDenied):
         return "authentication failed (permission denied)"
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)  # "Connection refused", not asyncio's "Connect call failed (...)"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__

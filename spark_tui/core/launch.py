@@ -18,9 +18,9 @@ from typing import Callable
 import docker
 import requests
 
-from spark_tui.core import engines
 from spark_tui.core import plan as planmod
 from spark_tui.core.connection import NodeError
+from spark_tui.core.live import with_detected
 from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
@@ -29,6 +29,8 @@ from spark_tui.parsers.vllm import VllmParser, parse_ray_status
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[object], None]
+SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's log when it ends (Ray)
+ASK_WITHOUT_HINT = 5.0  # seconds between HTTP readiness probes before the log says the server started
 
 
 class LaunchError(Exception):
@@ -36,12 +38,6 @@ class LaunchError(Exception):
         super().__init__(cause)
         self.cause = cause
         self.log_lines = log_lines or []
-
-
-async def node_engine(nodes: Nodes, name: str) -> docker.DockerClient:
-    """The node's shared engine client (the one the refreshes use)."""
-    url = await nodes.transports[name].docker_url()
-    return await asyncio.to_thread(engines.engine, url)
 
 
 def own_containers(client: docker.DockerClient, cluster: str, name: str) -> list[dict]:
@@ -61,7 +57,7 @@ def _exact(client: docker.DockerClient, name: str):
 
 def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
     kwargs = dict(
-        image=spec.image, command=spec.command, name=spec.name, labels=spec.labels,
+        image=spec.image, entrypoint=spec.entrypoint, command=spec.cmd, name=spec.name, labels=spec.labels,
         environment={e.name: e.value for e in spec.env}, network_mode=spec.network, ipc_mode=spec.ipc,
         privileged=spec.privileged, shm_size=spec.shm_size, detach=True,
         ulimits=[docker.types.Ulimit(name=n, soft=s, hard=h) for n, (s, h) in spec.ulimits.items()],
@@ -98,6 +94,11 @@ class Launch:
 
     async def run(self) -> bool:
         try:
+            # The configuration as the nodes make it (detected netdev, hca, ~), whoever built it.
+            self.config, snaps = await with_detected(self.config, self.nodes)
+            self.specs = {s.node: s for s in planmod.build(self.config)}
+            for snap in snaps:
+                self.has_gpu.setdefault(snap.node, bool(snap.gpu and snap.gpu.present))
             await self._preflight()
             if self.config["executor"] == "ray":
                 await self._ray()
@@ -121,10 +122,15 @@ class Launch:
 
     async def _preflight(self) -> None:
         name = self.config["container_name"]
+        for spec in self.specs.values():
+            if spec.unexpanded:
+                # Docker would take `~/...` for a volume name and refuse it: stop before anything starts.
+                raise LaunchError(f"{spec.node}: cannot expand ~ in volume {spec.unexpanded[0]}: the node's home "
+                                  f"directory is not known (was {spec.node} reachable when the plan was made?)")
 
         async def one(node: str):
             try:
-                client = await node_engine(self.nodes, node)
+                client = await self.nodes.engine(node)
             except docker.errors.DockerException as exc:
                 raise LaunchError(f"{node}: docker engine unreachable: {exc}") from None
             self.clients[node] = client
@@ -217,8 +223,9 @@ class Launch:
         await self._until("Ray: every node and GPU joined", self.config["timeouts.ray_join"], joined)
         self._stage("cluster", "ray_join", "done", f"{want_nodes} nodes")
         serve = planmod.vllm_serve_args(self.config)
-        # Output goes to the container's main streams so `docker logs` shows vLLM too.
-        script = f"exec {shlex.join(serve)} >/proc/1/fd/1 2>/proc/1/fd/2"
+        # Output goes to the container's main streams so `docker logs` shows vLLM too. The container
+        # lives on (Ray holds it) when vllm serve dies, so its exit is written to the log as well.
+        script = f'{shlex.join(serve)} >/proc/1/fd/1 2>/proc/1/fd/2; echo "{SERVE_EXIT} $?" >/proc/1/fd/2'
         await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True))
         self._stage(head, "vllm", "started", shlex.join(serve))
 
@@ -237,19 +244,25 @@ class Launch:
         recent_nccl: deque[str] = deque(maxlen=10)
         nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
         port = self.config["vllm_port"]
+        last_ask = time.monotonic()
 
         async def ready():
             for node in self.config.nodes:
                 await self._alive_or_fail(node.name)
             now = time.monotonic()
+            exited = ""
             for line in cursor.fresh(await self._logs(head.name, **cursor.read_args("all"))):
                 if nccl.feed(line, now):
                     recent_nccl.append(line)
                 vllm_p.feed(line)
                 recent.append(line)
+                if line.startswith(SERVE_EXIT):
+                    exited = line.removeprefix("spark-tui: ").strip()
             s, v = nccl.summary, vllm_p.summary
-            if v.oom or v.tp_exceeds or (v.errors and any("Error" in e for e in v.errors)):
+            if v.oom or v.tp_exceeds or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
                 raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", list(recent))
+            if exited:
+                raise LaunchError(f"{head.name}: {exited}" + (f": {v.errors[-1][:200]}" if v.errors else ""), list(recent))
             if s.init_start and s.init_complete < s.init_start:
                 self._stage("cluster", "nccl_init", "progress", f"{s.init_complete}/{s.init_start}", s.init_complete / s.init_start)
                 if time.monotonic() > nccl_deadline:
@@ -258,8 +271,12 @@ class Launch:
                 return False
             if v.shards_total:
                 self._stage(head.name, "shards", "progress", f"{v.shards_done}/{v.shards_total}", v.shard_fraction)
-            if not v.ready:
+            # HTTP decides. The log only says when to start asking (`Application startup complete`,
+            # or an older Uvicorn line); without such a line, ask every few seconds anyway.
+            nonlocal last_ask
+            if not (v.ready or now - last_ask >= ASK_WITHOUT_HINT):
                 return False
+            last_ask = now
             return await self._http_ok(head, port)
 
         await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
@@ -296,7 +313,7 @@ class Launch:
 
         async def remove(node: str, cid: str):
             try:
-                client = self.clients.get(node) or await node_engine(self.nodes, node)
+                client = self.clients.get(node) or await self.nodes.engine(node)
                 c = await asyncio.to_thread(client.containers.get, cid)
                 image = c.attrs["Config"].get("Image", "")
                 await asyncio.to_thread(c.remove, force=True)
@@ -316,7 +333,7 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
 
     async def one(node: str) -> bool:
         try:
-            client = await node_engine(nodes, node)
+            client = await nodes.engine(node)
             mine = await asyncio.to_thread(own_containers, client, cluster, name)
             for c in mine:
                 await asyncio.to_thread(client.api.remove_container, c["Id"], force=True)
@@ -332,13 +349,15 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
 
 
 async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
-    """Compare what runs with the plan: image (reference and layers), env, command, config hash."""
+    """Compare what runs with the plan: image (reference and layers), env, command, config hash.
+    Like with like: the plan holds what the nodes show for values left to detection, as `up` did."""
+    config, _ = await with_detected(config, nodes)
     specs = planmod.build(config)
     items: list[DriftItem] = []
     layers: dict[str, tuple] = {}  # node -> layer digests of the image its container runs
 
     async def one(spec: planmod.ContainerSpec):
-        client = await node_engine(nodes, spec.node)
+        client = await nodes.engine(spec.node)
         c = await asyncio.to_thread(_exact, client, spec.name)
         if c is None:
             items.append(DriftItem(spec.node, "missing", spec.name, "no container"))
@@ -359,8 +378,8 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
         if command != spec.command:
             items.append(DriftItem(spec.node, "command", shlex.join(spec.command), shlex.join(command)))
         mounts = sorted(f"{m.get('Source')}:{m.get('Destination')}" for m in c.attrs.get("Mounts") or [] if m.get("Type") == "bind")
-        wanted = sorted(":".join(v.split(":")[:2]) for v in spec.volumes if not v.startswith("~"))
-        if wanted != mounts and not any(v.startswith("~") for v in spec.volumes):
+        wanted = sorted(":".join(v.split(":")[:2]) for v in spec.volumes)
+        if not spec.unexpanded and wanted != mounts:
             items.append(DriftItem(spec.node, "mounts", ", ".join(wanted) or "none", ", ".join(mounts) or "none"))
         labels = cfg.get("Labels") or {}
         want_hash = spec.labels[f"{planmod.LABEL_PREFIX}config-hash"]

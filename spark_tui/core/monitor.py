@@ -113,7 +113,7 @@ class Monitor:
             if state:
                 view.nccl, view.nccl_tail = state.parser.summary, list(state.tail)
                 view.nccl_verdicts = state.parser.summary.verdicts(time.monotonic(), self.config["timeouts.nccl_init"])
-        view.drifted = self._drift_marks(name, snap)
+        view.drifted = self.drift_marks(name, snap)
         return view
 
     async def _read_nccl(self, name: str, container: ContainerState) -> None:
@@ -138,7 +138,7 @@ class Monitor:
             self._specs_for = self.config
         return self._specs.get(name)
 
-    def _drift_marks(self, name: str, snap: NodeSnapshot) -> dict[str, list[str]]:
+    def drift_marks(self, name: str, snap: NodeSnapshot) -> dict[str, list[str]]:
         """A quick per-container comparison with the plan (image and config hash) for the panes."""
         spec = self._spec(name)
         marks: dict[str, list[str]] = {}

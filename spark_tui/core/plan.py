@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 from dataclasses import dataclass, field
 
@@ -48,6 +47,19 @@ class ContainerSpec:
     pids_limit: int | None = None
     network: str = "host"
     ipc: str = "host"
+    # `~` volumes whose node home is not known yet (node not reached): never sent to Docker.
+    unexpanded: list[str] = field(default_factory=list)
+
+    @property
+    def entrypoint(self) -> list[str]:
+        """The program spark-tui runs, set as the container's ENTRYPOINT so that the image's own
+        (`vllm serve` in vllm/vllm-openai, a launcher script in single-purpose images) never
+        swallows the command. The community launcher and vLLM's run_cluster.sh do the same."""
+        return self.command[:1]
+
+    @property
+    def cmd(self) -> list[str]:
+        return self.command[1:]
 
     def docker_run(self, masked: bool = True) -> str:
         """The equivalent `docker run` line (secrets masked unless asked not to)."""
@@ -72,8 +84,8 @@ class ContainerSpec:
             argv += ["-v", vol]
         for e in self.env:
             argv += ["-e", f"{e.name}={e.shown() if masked else e.value}"]
-        argv += [self.image, *self.command]
-        return " ".join(shlex.quote(a) for a in argv)
+        argv += ["--entrypoint", *self.entrypoint, self.image, *self.cmd]
+        return shlex.join(argv)
 
 
 def config_hash(config: Config) -> str:
@@ -117,6 +129,7 @@ def build(config: Config) -> list[ContainerSpec]:
         role = "head" if node.is_head else "worker"
         env = [EnvEntry(v.name, v.value, v.derived_from, v.secret) for v in node.container_env if v.overridden_by is None]
         privileged = node["privileged"]
+        volumes, unexpanded = _volumes(node)
         specs.append(ContainerSpec(
             node=node.name,
             role=role,
@@ -130,8 +143,8 @@ def build(config: Config) -> list[ContainerSpec]:
                 f"{LABEL_PREFIX}executor": config["executor"],
             },
             env=env,
-            # `~` is the node's home: expanded here only for this machine, else on the node at launch.
-            volumes=[_expand(v) if node.local else v for v in node["volumes"]],
+            volumes=volumes,
+            unexpanded=unexpanded,
             command=_command(config, node, head),
             privileged=privileged,
             gpus=node["gpus"],
@@ -145,12 +158,39 @@ def build(config: Config) -> list[ContainerSpec]:
     return specs
 
 
-def _expand(volume: str) -> str:
-    host, sep, rest = volume.partition(":")
-    return os.path.expanduser(host) + sep + rest if host.startswith("~") else volume
+def _volumes(node: NodeConfig) -> tuple[list[str], list[str]]:
+    """Volumes with `~` expanded to the node's own home (Docker takes `~` for a volume name and
+    refuses it), and those that cannot be expanded yet because the node was not reached."""
+    volumes, unexpanded = [], []
+    for volume in node["volumes"]:
+        host, sep, rest = volume.partition(":")
+        expanded = node.expand_home(host)
+        if expanded is None:
+            unexpanded.append(volume)
+            volumes.append(volume)
+        else:
+            volumes.append(expanded + sep + rest)
+    return volumes, unexpanded
 
 
-def as_text(specs: list[ContainerSpec], config: Config) -> str:
+def volume_notes(node: NodeConfig, spec: ContainerSpec) -> list[str]:
+    """Where each volume's host path came from, when it was rewritten."""
+    notes = []
+    for requested, used in zip(node["volumes"], spec.volumes):
+        if requested in spec.unexpanded:
+            notes.append(f"{requested.split(':')[0]}: ~ NOT expanded ({node.name} not reached: its home is unknown); up refuses it")
+        elif requested != used:
+            where = "this machine's home" if node.local else f"{node.home_source}, detected"
+            notes.append(f"{requested} -> {used.split(':')[0]} (~ = {where})")
+    return notes
+
+
+ENTRYPOINT_WHY = "whatever ENTRYPOINT the image has would otherwise run in front of the command"
+
+
+def as_text(specs: list[ContainerSpec], config: Config, entrypoint_notes: dict[str, str] | None = None) -> str:
+    """The plan as text; `entrypoint_notes` says per node what the image's own ENTRYPOINT is."""
+    entrypoint_notes = entrypoint_notes or {}
     lines = []
     if config.warnings:
         lines += ["WARNINGS"] + [f"  ! {w}" for w in config.warnings] + [""]
@@ -158,15 +198,18 @@ def as_text(specs: list[ContainerSpec], config: Config) -> str:
         lines.append(f"then on the head: {' '.join(shlex.quote(a) for a in vllm_serve_args(config))}")
         lines.append("")
     for spec in specs:
+        node = config.node(spec.node)
         lines.append(f"NODE {spec.node} ({spec.role})  container {spec.name}  image {spec.image}")
         lines.append("  labels: " + ", ".join(f"{k}={v}" for k, v in spec.labels.items()))
         lines.append("  env:")
         for e in spec.env:
             lines.append(f"    {e.name}={e.shown()}  <- {e.source}")
         lines.append("  volumes: " + (", ".join(spec.volumes) or "none"))
+        lines += [f"    {note}" for note in volume_notes(node, spec)]
         mode = "privileged" if spec.privileged else f"non-privileged: cap IPC_LOCK, device /dev/infiniband, memory {spec.memory_limit}, pids 4096"
         lines.append(f"  network host, ipc host, shm {spec.shm_size}, gpus {spec.gpus}, ulimit nofile {spec.ulimits['nofile'][0]}, {mode}")
-        lines.append("  command: " + " ".join(shlex.quote(a) for a in spec.command))
+        lines.append(f"  entrypoint: {shlex.join(spec.entrypoint)} (set by spark-tui: {entrypoint_notes.get(spec.node, ENTRYPOINT_WHY)})")
+        lines.append("  command: " + shlex.join(spec.command))
         lines.append("  " + spec.docker_run())
         lines.append("")
     return "\n".join(lines).rstrip()

@@ -35,6 +35,7 @@ m() {{ echo "{MARK} $1"; }}
 _spt_out=$(
 m hostname; read -r h </proc/sys/kernel/hostname && echo "$h"
 m uname; echo "$_spt_uname"
+m home; echo "$HOME"
 m ip; ip -j addr 2>/dev/null
 m ibdev; if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev; else
   for p in /sys/class/infiniband/*/device/net/*; do [ -e "$p" ] || continue;
@@ -91,6 +92,7 @@ class HostInfo:
     storage_driver: str | None = None
     snapshotter: str | None = None
     infiniband_dir: bool = False
+    home: str = ""  # the login user's $HOME: where `~` in a volume points on this node
 
 
 @dataclass
@@ -129,6 +131,8 @@ def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[Hos
     uname = sec.get("uname", "").split()
     host = HostInfo(sec.get("hostname", "").strip(), uname[1] if len(uname) > 1 else "", uname[0] if uname else "")
     host.infiniband_dir = sec.get("ibdir", "").strip() == "yes"
+    home = sec.get("home", "").strip()
+    host.home = home if home.startswith("/") and "\n" not in home else ""
     interfaces = netif.parse_ip_json(sec.get("ip", "").strip() or "[]")
     for line in sec.get("speed", "").splitlines():
         name, _, speed = line.partition("/speed ")
@@ -246,23 +250,36 @@ def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerSt
     return out
 
 
+def _unset(node, key: str) -> bool:
+    """Left to detection: no layer above the default set it (a value detected earlier may be
+    replaced by what the node shows now)."""
+    return node.values[key].source.layer in ("default", "detected")
+
+
 def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, dict[str, tuple[object, str]]]:
     """Per-node values found on the nodes, for settings left unset: the `detected` layer.
 
-    netdev: the interface holding data_ip; hca: its RoCE device and that device's twin.
+    netdev: the interface holding data_ip; hca: its RoCE device and that device's twin;
+    home (a fact, not a setting): the login user's $HOME, where `~` in a volume points.
     """
     from spark_tui.parsers.netif import twin_of
 
     out: dict[str, dict[str, tuple[object, str]]] = {}
     for snap in snaps:
         node = config.node(snap.node)
-        iface = snap.data_interface
-        if not snap.reachable or iface is None:
+        if not snap.reachable:
             continue
         found: dict[str, tuple[object, str]] = {}
-        if node["netdev"] is None:
+        if snap.host.home and not node.local:
+            found["home"] = (snap.host.home, f"$HOME of the login user on {node.name}")
+        iface = snap.data_interface
+        if iface is None:
+            if found:
+                out[node.name] = found
+            continue
+        if _unset(node, "netdev"):
             found["netdev"] = (iface.name, f"on {node.name}: the interface holding {node['data_ip']}")
-        if not node["hca"] and iface.roce_device:
+        if _unset(node, "hca") and iface.roce_device:
             devices = [iface.roce_device]
             twin = twin_of(iface.roce_device)
             if twin and any(m.device == twin for m in snap.roce):

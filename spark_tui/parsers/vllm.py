@@ -10,6 +10,7 @@ from spark_tui.parsers.text import strip_ansi
 SHARDS = re.compile(r"Loading (?P<kind>\w+) checkpoint shards: +(?P<pct>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 ONLY_PREFIX = re.compile(r"^\((?P<proc>\w+) pid=\d+(?:, ip=[\d.]+)?\)\s*$")
 UVICORN = re.compile(r"Uvicorn running on (?P<url>https?://\S+)")
+API_START = re.compile(r"Starting vLLM API server \d+ on (?P<url>https?://\S+)")
 LOCAL_IP = re.compile(r"Local node IP: (?P<ip>[\d.]+)")
 OOM = re.compile(
     r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|Free memory on device \S+ \([\d./ ]+GiB\) on startup is less than desired"
@@ -20,9 +21,17 @@ METRICS = re.compile(
     r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
     r"Running: (?P<running>\d+) reqs, Waiting: (?P<waiting>\d+) reqs, GPU KV cache usage: (?P<kv>[\d.]+)%"
 )
-STATUS_NODE = re.compile(r"^\s*1 node_[0-9a-f]+")
+STATUS_NODE = re.compile(r"^\s*(?P<count>\d+) \S+")
 STATUS_RES = re.compile(r"^\s*(?P<used>[\d.]+)/(?P<total>[\d.]+) (?P<name>CPU|GPU)\b")
-ERROR_LINE = re.compile(r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:)")
+# Section headers of `ray status`: Ray 2.4x says `Active:`/`Idle:` and `Total Usage:`; older Ray
+# `Healthy:` and `Usage:`. Nodes under Active, Idle and Healthy have all joined.
+STATUS_SECTIONS = {
+    "Active:": "joined", "Idle:": "joined", "Healthy:": "joined", "Pending:": "pending",
+    "Recent failures:": "failures", "Usage:": "usage", "Total Usage:": "usage",
+    "Demands:": "other", "Total Demands:": "other", "Total Constraints:": "other", "Resources": "other",
+}
+# argparse's own failure (`vllm serve: error: unrecognized arguments: ...`) counts too.
+ERROR_LINE = re.compile(r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:)|^[\w. -]+: error: ")
 
 
 @dataclass
@@ -50,7 +59,9 @@ class VllmSummary:
 
     @property
     def ready(self) -> bool:
-        return self.startup_complete and self.endpoint is not None
+        """The log says the API server finished starting: time to ask it over HTTP, which alone
+        decides readiness. Current vLLM prints no `Uvicorn running on` line; older versions do."""
+        return self.startup_complete
 
     @property
     def shard_fraction(self) -> float | None:
@@ -65,7 +76,7 @@ class VllmSummary:
         if self.tp_exceeds:
             out.append(("error", f"tensor parallel size {self.tp_exceeds[0]} exceeds the {self.tp_exceeds[1]} GPU(s) Ray sees: not every node joined"))
         if self.ready:
-            out.append(("ok", f"ready at {self.endpoint}"))
+            out.append(("ok", f"API server started{' at ' + self.endpoint if self.endpoint else ''}"))
         elif self.shards_total:
             out.append(("warn", f"loading shards {self.shards_done}/{self.shards_total}"))
         if self.ray_started:
@@ -97,14 +108,16 @@ class VllmParser:
                 return
         if "Application startup complete" in line:
             s.startup_complete = True
-        elif "Uvicorn running on" in line:
-            s.endpoint = UVICORN.search(line).group("url")
+        elif "Uvicorn running on" in line or "Starting vLLM API server" in line:
+            m = UVICORN.search(line) or API_START.search(line)
+            if m:
+                s.endpoint = m.group("url")
         elif "Ray runtime started" in line:
             s.ray_started = True
         elif "Local node IP" in line:
-            ip = LOCAL_IP.search(line).group("ip")
-            if ip not in s.ray_node_ips:
-                s.ray_node_ips.append(ip)
+            m = LOCAL_IP.search(line)
+            if m and m.group("ip") not in s.ray_node_ips:
+                s.ray_node_ips.append(m.group("ip"))
         elif "throughput" in line:
             m = METRICS.search(line)
             if m:
@@ -130,19 +143,29 @@ def parse_text(text: str) -> VllmSummary:
 
 
 def parse_ray_status(text: str) -> RayStatus:
-    """`ray status` output: counts active nodes (not merely 'ray status answers') and GPUs."""
+    """`ray status` output in either layout: counts the nodes that joined (not merely 'ray status
+    answers') and the GPUs; log lines before the header are skipped."""
     st = RayStatus()
     section = ""
+    usage_read = False  # the cluster's totals come first; per-node `Usage:` blocks follow them
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped in ("Active:", "Pending:", "Recent failures:", "Usage:", "Demands:"):
-            section = stripped
+        if stripped in STATUS_SECTIONS or (stripped.endswith(":") and not STATUS_RES.match(line)):
+            section = STATUS_SECTIONS.get(stripped, "other")
+            if section == "usage" and usage_read:
+                section = "other"
+            usage_read = usage_read or section == "usage"
             continue
-        if section == "Active:" and STATUS_NODE.match(line):
-            st.active_nodes += 1
-        elif section == "Pending:" and stripped and not stripped.startswith("("):
-            st.pending_nodes += 1
-        elif section == "Usage:":
+        if not stripped or stripped.startswith("("):
+            continue
+        if section in ("joined", "pending"):
+            m = STATUS_NODE.match(line)
+            if m:
+                if section == "joined":
+                    st.active_nodes += int(m.group("count"))
+                else:
+                    st.pending_nodes += int(m.group("count"))
+        elif section == "usage":
             m = STATUS_RES.match(line)
             if m and m.group("name") == "GPU":
                 st.gpus_used, st.gpus_total = float(m.group("used")), float(m.group("total"))

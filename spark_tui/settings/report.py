@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from spark_tui.settings.registry import CLUSTER_SETTINGS, NODE_SETTINGS
-from spark_tui.settings.resolve import Config, Value, mask
+from spark_tui.settings.resolve import Config, NodeConfig, Value, mask
 
 
 @dataclass
@@ -32,7 +32,22 @@ def rows(config: Config) -> list[Row]:
     out = [_row("cluster", config.values[s.key]) for s in CLUSTER_SETTINGS if not s.per_node]
     for node in config.nodes:
         out += [_row(node.name, node.values[s.key]) for s in NODE_SETTINGS]
+        _show_home_expanded(next(r for r in out if r.scope == node.name and r.key == "volumes"), node)
     return out
+
+
+def _show_home_expanded(row: Row, node: NodeConfig) -> None:
+    """Volumes as the node resolves them: `~` is that node's home, not this machine's."""
+    volumes = node["volumes"]
+    if not any(v.startswith("~") for v in volumes):
+        return
+    hosts = [node.expand_home(v.partition(":")[0]) for v in volumes]
+    if None in hosts:
+        row.source += f"; ~ not expanded yet ({node.name} not reached)"
+        return
+    row.effective = ",".join(h + v[len(v.partition(":")[0]):] for h, v in zip(hosts, volumes))  # type: ignore[operator]
+    where = "this machine" if node.local else node.home_source
+    row.source += f"; ~ = {node.expand_home('~')} ({where})"
 
 
 def as_dict(config: Config) -> dict:

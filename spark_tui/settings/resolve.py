@@ -10,6 +10,7 @@ Maps (`env`, `keys`) merge key by key; each key keeps its own provenance.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import ipaddress
 import os
@@ -119,6 +120,10 @@ class NodeConfig:
     values: dict[str, Value]
     is_head: bool = False
     container_env: list[DerivedVar] = field(default_factory=list)
+    # The login user's home on the node, where `~` in a volume points: a fact of the node, not a
+    # setting, known once the node was reached (the detected layer's `home`).
+    home: str | None = None
+    home_source: str = ""
 
     def __getitem__(self, key: str):
         return self.values[key].value
@@ -126,6 +131,15 @@ class NodeConfig:
     @property
     def local(self) -> bool:
         return self.values["host"].value == "local"
+
+    def expand_home(self, path: str) -> str | None:
+        """`~` or `~/x` as the node sees it; None while the node's home is not known."""
+        if path != "~" and not path.startswith("~/"):
+            return path
+        home = os.path.expanduser("~") if self.local else self.home
+        if home is None:
+            return None
+        return home.rstrip("/") + path[1:] or "/"
 
     def env_dict(self) -> dict[str, str]:
         return {v.name: v.value for v in self.container_env if v.overridden_by is None}
@@ -137,6 +151,12 @@ class Config:
     nodes: list[NodeConfig]
     warnings: list[str]
     files_read: list[str]
+    inputs: Inputs | None = None  # what it was resolved from
+
+    def redetected(self, detected: dict) -> "Config":
+        """The same inputs resolved again with another detected layer (what the nodes show)."""
+        assert self.inputs is not None, "a Config built by resolve() knows its inputs"
+        return resolve(dataclasses.replace(self.inputs, detected=detected))
 
     def __getitem__(self, key: str):
         return self.values[key].value
@@ -240,7 +260,7 @@ def resolve(inputs: Inputs) -> Config:
     for n in nodes:
         n.container_env = derive_container_env(n, values, nodes)
     warnings = lookalike_warnings(inputs.environ, values)
-    return Config(values, nodes, warnings, files)
+    return Config(values, nodes, warnings, files, inputs)
 
 
 def _top(cands: list[Candidate]) -> Candidate | None:
@@ -395,7 +415,10 @@ def _resolve_node(index, nreq, requests, detected) -> NodeConfig:
         if not cands:
             cands = [Candidate(None, Source("default", "default"))]
         values[setting.key] = _pick(setting, cands)
-    return NodeConfig(name, index, values)
+    node = NodeConfig(name, index, values)
+    if "home" in detected.get(name, {}):
+        node.home, node.home_source = detected[name]["home"]
+    return node
 
 
 def _validate_nodes(nodes: list[NodeConfig], values: dict[str, Value]) -> None:
