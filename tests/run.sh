@@ -12,6 +12,10 @@ if [ "$(id -u)" = 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       docker.io openssh-server openssh-client busybox-static iproute2 iptables tmux procps kmod iputils-ping >/dev/null
   fi
+  # tests/test_install.py makes a fresh virtual environment: Debian's python3 needs python3-venv for it.
+  if ! python3 -c "import ensurepip" 2>/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+  fi
 fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 exec python3 -m pytest -q -p no:cacheprovider "$@"

@@ -151,3 +151,18 @@ def test_check_shows_the_cache_path_as_the_node_resolves_it(cluster, tmp_path):
     for node in cluster.nodes[:2]:
         assert "test/tiny-model not in /root/.cache/huggingface on" in by[("model.cached", node.name)].message
         assert "~" not in by[("disk.free", node.name)].message
+
+
+def test_gpu_driver_not_answering_is_a_named_failure_not_a_crash(cluster, tmp_path, run_cli):
+    """After a kernel update nvidia-smi exits 9 with its own message: a node state and a check failure."""
+    node = cluster.nodes[1]
+    cluster.set_standin(node, SMI_FAIL="driver")
+    try:
+        results, by = checks(config_for(cluster, 2, tmp_path))
+        gpu = by[("gpu.present", node.name)]
+        assert gpu.status == "fail" and "GPU driver not answering: NVIDIA-SMI has failed" in gpu.message and "kernel module" in gpu.fix
+        assert by[("gpu.present", cluster.nodes[0].name)].status == "pass"
+        code, out, err = run_cli("check", "--cluster", str(tmp_path / "c2.yaml"))
+        assert code == 1 and "Traceback" not in err and "GPU driver not answering" in out
+    finally:
+        cluster.set_standin(node, SMI_FAIL="")

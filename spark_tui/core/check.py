@@ -132,6 +132,11 @@ async def _image_and_container(config: Config, name: str, snap: NodeSnapshot, no
 
 def _gpu(node: NodeConfig, snap: NodeSnapshot, add) -> None:
     g, setting = snap.gpu, node["gpus"]
+    if g is not None and g.driver_failed:
+        add("gpu.present", node.name, "fail", f"{g.reason} (on {node.name})",
+            "the NVIDIA kernel module is not loaded, often after a kernel update: reboot, or rebuild the driver "
+            "for the running kernel (dkms); `nvidia-smi` on the node must answer before a launch")
+        return
     if g is None or not g.present:
         reason = g.reason if g else "not probed"
         status = "fail" if setting == "all" else "warn" if setting == "auto" else "pass"

@@ -60,6 +60,7 @@ class GpuState:
     gpus: list[gpu.Gpu] = field(default_factory=list)
     processes: list[gpu.GpuProcess] = field(default_factory=list)
     unified: gpu.UnifiedMemory | None = None  # GB10: memory from /proc/meminfo
+    driver_failed: bool = False  # nvidia-smi present but the driver does not answer
 
     @property
     def is_gb10(self) -> bool:
@@ -161,6 +162,9 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
     smi = sec.get("smi", "")
     if "NO_NVIDIA_SMI" in smi:
         return GpuState(False, "no nvidia-smi on this node")
+    failed = gpu.driver_failure(smi)
+    if failed:
+        return GpuState(False, f"GPU driver not answering: {failed}", driver_failed=True)
     rows = gpu.parse_csv(smi, GPU_FIELDS)
     if not rows:
         return GpuState(False, "nvidia-smi found no GPU")

@@ -104,6 +104,16 @@ def _number(cell: str) -> float | None:
     return float(m.group()) if m else None
 
 
+DRIVER_FAILED = re.compile(r"NVIDIA-SMI has failed[^\n]*|couldn't communicate with the NVIDIA driver[^\n]*|Failed to initialize NVML[^\n]*")
+
+
+def driver_failure(text: str) -> str | None:
+    """nvidia-smi's own words when the driver does not answer (module not loaded after a kernel
+    update, NVML/driver version mismatch), or None."""
+    m = DRIVER_FAILED.search(text)
+    return m.group(0).strip() if m else None
+
+
 def parse_csv(text: str, fields: list[str] | None = None) -> list[dict[str, object]]:
     """`--query-gpu` / `--query-compute-apps` CSV, with or without header and units.
 
@@ -119,6 +129,8 @@ def parse_csv(text: str, fields: list[str] | None = None) -> list[dict[str, obje
     out = []
     for row in rows:
         cells = [c.strip() for c in row.split(",", len(fields) - 1)]
+        if len(cells) != len(fields):
+            continue  # not a row of the query (an error message, a banner): never a half-filled GPU
         item: dict[str, object] = {}
         for name, cell in zip(fields, cells):
             num = _number(cell)

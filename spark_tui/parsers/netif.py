@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from dataclasses import dataclass, field
@@ -89,14 +90,29 @@ def parse_ip_brief(text: str) -> dict[str, Interface]:
 
 
 def parse_ip_json(text: str) -> dict[str, Interface]:
-    """`ip -j addr`: what the live probe uses."""
+    """`ip -j addr`: what the live probe uses. What a node prints is input: anything that is not
+    the JSON `ip` writes (an old iproute2 without -j, an error message) yields no interfaces."""
+    try:
+        items = json.loads(text or "[]")
+    except ValueError:
+        return {}
     out: dict[str, Interface] = {}
-    for item in json.loads(text or "[]"):
-        iface = Interface(item["ifname"], item.get("operstate", "UNKNOWN"), item.get("mtu"))
-        iface.altnames = list(item.get("altnames", []))
-        for a in item.get("addr_info", []):
-            cidr = f"{a['local']}/{a['prefixlen']}"
-            (iface.ipv4 if a.get("family") == "inet" else iface.ipv6).append(cidr)
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("ifname"), str):
+            continue
+        mtu = item.get("mtu")
+        iface = Interface(item["ifname"], str(item.get("operstate", "UNKNOWN")), mtu if isinstance(mtu, int) else None)
+        altnames = item.get("altnames")
+        iface.altnames = [str(a) for a in altnames] if isinstance(altnames, list) else []
+        addrs = item.get("addr_info")
+        for a in addrs if isinstance(addrs, list) else []:
+            if isinstance(a, dict) and "local" in a and "prefixlen" in a:
+                cidr = f"{a['local']}/{a['prefixlen']}"
+                try:
+                    ipaddress.ip_interface(cidr)  # later steps compute with it
+                except ValueError:
+                    continue
+                (iface.ipv4 if a.get("family") == "inet" else iface.ipv6).append(cidr)
         out[iface.name] = iface
     return out
 

@@ -68,6 +68,9 @@ def interfaces_text(view: NodeView) -> Text:
 def gpu_text(view: NodeView) -> Text:
     g = view.snapshot.gpu
     t = _text()
+    if g is not None and g.driver_failed:
+        t.append(f"GPU: {inert(g.reason)}", style="bold red")  # a state to act on, not an absence
+        return t
     if g is None or not g.present:
         t.append(f"GPU: none ({g.reason if g else 'not probed'})", style="dim")
         return t

@@ -1,0 +1,96 @@
+"""Nothing a node prints may crash us: every parser and probe section, fed arbitrary text.
+
+Hypothesis runs derandomized with a bounded number of examples, so CI is stable and fast; the
+strategies mix random text with fragments of the real formats so that parsers get past their
+first checks (a line that looks like NCCL, a CSV row, an `ip -j` array, a `ray status` header).
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spark_tui import diagnose
+from spark_tui.core import probes
+from spark_tui.parsers import docker_text, gpu, nccl, netif, vllm
+
+FRAGMENTS = [
+    "spark-1:123:123 [0] NCCL INFO ", "NET/IB : Using [0]rocep1s0f1:1/RoCE", "Bootstrap: Using enp1s0f1np1:10.0.0.1<0>",
+    "Init START", "Init COMPLETE", "commId 0x", "nranks ", "(RayWorkerWrapper pid=1, ip=10.0.0.2) ", "NCCL WARN ",
+    "Loading safetensors checkpoint shards: ", "% Completed | ", "/", "Uvicorn running on http://", "Starting vLLM API server 0 on ",
+    "Active:", "Total Usage:", "Healthy:", " 1 node_ab", " 0.0/2.0 GPU", "Local node IP: ", "OutOfMemoryError",
+    "Tensor parallel size (", "exceeds available GPUs (", "[N/A]", ", ", "MiB", "NVIDIA GB10", "Not Supported", "|", "+---",
+    "[{\"ifname\":", "\"addr_info\":[", "]}", " port 1 ==> ", " (Up)", "hca_id:\t", "MemTotal:", " kB", "@@spark-tui@@ ",
+    "\r", "\t", "\x1b[31m", "\x00", "\ufffd", "\n", ": ", "=", "NVIDIA-SMI has failed",
+]
+text = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(FRAGMENTS)), max_size=40).map("".join)
+lines = st.lists(text, max_size=30)
+SETTINGS = settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(lines)
+def test_nccl_parser_never_raises(ls):
+    p = nccl.NcclParser()
+    for line in ls:
+        p.feed(line, 1.0)
+    p.summary.verdicts(2.0, 1.0)
+
+
+@SETTINGS
+@given(lines)
+def test_vllm_parser_never_raises(ls):
+    p = vllm.VllmParser()
+    for line in ls:
+        p.feed(line)
+    p.summary.verdicts()
+
+
+@SETTINGS
+@given(text)
+def test_text_parsers_never_raise(t):
+    vllm.parse_ray_status(t)
+    gpu.parse_table(t)
+    gpu.parse_csv(t)
+    gpu.parse_csv(t, probes.GPU_FIELDS)
+    gpu.parse_meminfo(t)
+    gpu.driver_failure(t)
+    netif.parse_ip_addr(t)
+    netif.parse_ip_brief(t)
+    netif.parse_ip_json(t)
+    netif.parse_ibdev2netdev(t)
+    netif.parse_ibv_devinfo(t)
+    docker_text.parse_ps_table(t)
+    docker_text.parse_env_fragment(t)
+
+
+@SETTINGS
+@given(st.dictionaries(st.sampled_from(["hostname", "uname", "home", "ip", "ibdev", "speed", "smi", "apps", "meminfo", "ibdir"]), text))
+def test_probe_sections_never_raise(sections):
+    output = "".join(f"{probes.MARK} {name}\n{body}\n" for name, body in sections.items())
+    probes.parse_probe(output, "10.0.0.1", None)
+    probes.parse_probe(output, None, "enp1s0f1np1")
+
+
+@SETTINGS
+@given(st.binary(max_size=400))
+def test_diagnose_reads_any_bytes(raw):
+    t = raw.decode("utf-8", errors="replace")
+    for kind in (None, "nccl", "vllm", "gpu", "netif"):
+        diagnose.as_text(diagnose.analyse(t, kind))
+
+
+json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
+addr = st.fixed_dictionaries({}, optional={"family": st.sampled_from(["inet", "inet6", "x"]), "local": json_scalar, "prefixlen": json_scalar})
+ip_item = st.fixed_dictionaries({}, optional={"ifname": json_scalar, "operstate": json_scalar, "mtu": json_scalar,
+                                              "altnames": st.one_of(json_scalar, st.lists(json_scalar)),
+                                              "addr_info": st.one_of(json_scalar, st.lists(st.one_of(addr, json_scalar)))})
+
+
+@SETTINGS
+@given(st.lists(st.one_of(ip_item, json_scalar), max_size=5))
+def test_ip_json_shaped_output_with_any_values(items):
+    import json
+
+    output = f"{probes.MARK} ip\n{json.dumps(items)}\n{probes.MARK} ibdev\nrocep1s0f1 port 1 ==> x (Up)\n"
+    probes.parse_probe(output, "10.0.0.1", None)
