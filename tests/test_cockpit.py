@@ -77,6 +77,11 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             assert "IMAGE_NAME=some/other-image:v2" in warnings and "does not read it" in warnings
             settings = wizard.query_one("#settings")
             assert str(settings.get_row("image")[4]).startswith("interactive edit")  # the "from" column
+            # the cache volume as each node resolves it: ~ is that node's home, read from the node
+            for name in names:
+                row = settings.get_row(f"nodes.{name}.volumes")
+                assert str(row[3]) == "/root/.cache/huggingface:/root/.cache/huggingface", row
+                assert f"~ = /root ($HOME of the login user on {name})" in str(row[4])
 
             # 4. launch to ready
             await pilot.press("n")
@@ -98,6 +103,10 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             assert "init" in text_of(app.screen, f"#pane-{head} .pane-nccl")
             pane = text_of(app.screen, f"#pane-{names[0]} .pane-containers")
             assert "vllm_node" in pane and "running" in pane
+            # a clean launch shows no drift: the panes compare with the plan `up` ran (detected values too)
+            await until(pilot, lambda: all(app.views[n].own_containers("local") for n in names), "both containers in the panes")
+            assert all(app.views[n].drifted == {} for n in names), {n: app.views[n].drifted for n in names}
+            assert "DRIFT" not in text_of(app.screen, f"#pane-{names[1]} .pane-containers")
 
             # logs: followed, then filtered by regex
             await pilot.press("l")
@@ -227,3 +236,21 @@ def test_edited_connection_settings_are_the_ones_connected_with(cluster, tmp_pat
             await core.close()
 
     asyncio.run(go())
+
+
+def test_cockpit_opened_after_headless_up_shows_no_false_drift(cluster, tmp_path, run_cli):
+    """`up` detects netdev/hca/home; the cockpit opened afterwards must compare with the same plan."""
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    code, out, err = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    assert code == 0, out + err
+    app = make_app(cluster, tmp_path)
+    names = [n.name for n in cluster.nodes[:2]]
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: all(n in app.views and app.views[n].own_containers("local") for n in names), "both containers")
+            await pilot.pause(0.6)  # a second refresh of each node, with the detected values in place
+            assert all(app.views[n].drifted == {} for n in names), {n: app.views[n].drifted for n in names}
+            await pilot.press("q")
+
+    asyncio.run(flow())
