@@ -18,7 +18,9 @@ from spark_tui.ui.messages import CoreEvent
 from spark_tui.ui.screens.logs import LogsScreen
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = (ROOT / "tests" / "data" / "nccl" / "gb10-nccltests-2node-roce-switch-init.txt").read_text().splitlines()
+SAMPLE = (
+    (ROOT / "tests" / "data" / "nccl" / "gb10-nccltests-2node-roce-switch-init.txt").read_text().splitlines()
+)
 CHUNK = 500  # lines per docker log chunk
 
 
@@ -59,7 +61,9 @@ async def _open_logs(app, pilot) -> LogsScreen:
     return screen
 
 
-def bench_logs(total: int = 1_000_000, flood_rate: int = 20_000, flood_seconds: float = 5.0, buffer_lines: int = 100_000) -> dict:
+def bench_logs(
+    total: int = 1_000_000, flood_rate: int = 20_000, flood_seconds: float = 5.0, buffer_lines: int = 100_000
+) -> dict:
     """Throughput, memory growth over `total` lines, and key latency during a `flood_rate` lines/s flood."""
     app = _frozen_app(buffer_lines)
     out: dict = {}
@@ -70,7 +74,9 @@ def bench_logs(total: int = 1_000_000, flood_rate: int = 20_000, flood_seconds: 
             view = screen.view
 
             async def drained(last: int) -> None:
-                while view.pending or not (view.buffer.lines and view.buffer.lines[-1].startswith(f"{last} ")):
+                while view.pending or not (
+                    view.buffer.lines and view.buffer.lines[-1].startswith(f"{last} ")
+                ):
                     await asyncio.sleep(0.002)
 
             async def pump(count: int, start: int) -> float:
@@ -99,7 +105,7 @@ def bench_logs(total: int = 1_000_000, flood_rate: int = 20_000, flood_seconds: 
             out["rss_after_mb"] = round(_rss_mb(), 1)
             out["rss_growth_mb"] = round(out["rss_after_mb"] - rss_before, 1)
             out["buffer_lines"] = len(view.buffer.lines)
-            out["log_widget_lines"] = view.log.line_count
+            out["log_widget_lines"] = view.text_log.line_count
 
             # Key latency: a steady flood at flood_rate in docker-sized chunks, keys pressed meanwhile.
             latencies: list[float] = []

@@ -26,10 +26,15 @@ CHUNK_LINES = 500
 
 # What a shell launcher runs per node, one `ssh` process each (the same probes as PROBE_SCRIPT).
 SSH_COMMANDS = [
-    "hostname", "uname -m -r", "ip -j addr", "ibdev2netdev",
+    "hostname",
+    "uname -m -r",
+    "ip -j addr",
+    "ibdev2netdev",
     "nvidia-smi --query-gpu=index,name,utilization.gpu,temperature.gpu,power.draw,memory.used,memory.total --format=csv,noheader,nounits",
     "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits",
-    "cat /proc/meminfo", "docker info --format '{{.ServerVersion}} {{.Driver}}'", "docker ps -a --format '{{json .}}'",
+    "cat /proc/meminfo",
+    "docker info --format '{{.ServerVersion}} {{.Driver}}'",
+    "docker ps -a --format '{{json .}}'",
 ]
 
 
@@ -48,7 +53,7 @@ def bench_parsers(target_lines: int, repeats: int = 1) -> dict:
         base = corpus_lines(kind)
         lines = (base * (target_lines // len(base) + 1))[:target_lines]
         rates = []
-        chunks = [lines[i:i + CHUNK_LINES] for i in range(0, len(lines), CHUNK_LINES)]
+        chunks = [lines[i : i + CHUNK_LINES] for i in range(0, len(lines), CHUNK_LINES)]
         for _ in range(repeats):
             parser = make()
             # As the log views feed them: chunks of lines as a docker log read returns them.
@@ -61,14 +66,18 @@ def bench_parsers(target_lines: int, repeats: int = 1) -> dict:
                 for line in lines:
                     parser.feed(line)
             rates.append(len(lines) / (time.perf_counter() - start))
-        out[kind] = {"lines": len(lines), "runs": repeats, "lines_per_s": round(statistics.median(rates)),
-                     "min_lines_per_s": round(min(rates)), "max_lines_per_s": round(max(rates))}
+        out[kind] = {
+            "lines": len(lines),
+            "runs": repeats,
+            "lines_per_s": round(statistics.median(rates)),
+            "min_lines_per_s": round(min(rates)),
+            "max_lines_per_s": round(max(rates)),
+        }
     return out
 
 
 def _config_for(cluster, count: int, env: dict | None = None):
     from spark_tui.settings.resolve import Inputs, resolve
-
     from tests.cluster import cluster as tc
 
     path = cluster.cluster_file(count, cluster.root / f"bench-{count}.yaml")
@@ -114,9 +123,14 @@ def _persistent_refreshes(cluster, counts: list[int], repeats: int) -> dict[int,
         finally:
             for nodes in groups.values():
                 await nodes.close()
-        return {count: {"persistent_ms": round(statistics.median(times[count]) * 1000, 1),
-                        "client_cpu_ms": round(cpu[count] / repeats * 1000, 1),
-                        "machine_cpu_ms": round(busy[count] / repeats * 1000, 1)} for count in counts}
+        return {
+            count: {
+                "persistent_ms": round(statistics.median(times[count]) * 1000, 1),
+                "client_cpu_ms": round(cpu[count] / repeats * 1000, 1),
+                "machine_cpu_ms": round(busy[count] / repeats * 1000, 1),
+            }
+            for count in counts
+        }
 
     results = asyncio.run(measure())
     cores = os.cpu_count() or 1
@@ -151,7 +165,7 @@ def bench_node_wait(cluster, counts: list[int], repeats: int, wait_s: float) -> 
     On a real cluster each node's probe is paid on that node's own hardware; here the nodes'
     work is CPU on the client's own 2 cores. With it turned into waiting, this shows whether the
     client itself serialises anything: N nodes should then cost what one does."""
-    nodes = cluster.nodes[:max(counts)]
+    nodes = cluster.nodes[: max(counts)]
     for node in nodes:
         cluster.set_standin(node, SMI_WAIT=str(wait_s))
     try:
@@ -172,7 +186,7 @@ def _checks(cluster, counts: list[int], repeats: int) -> dict[int, dict]:
     for count in counts:
         config = _config_for(cluster, count)
 
-        async def measure():
+        async def measure(config=config):  # run within this iteration
             times = []
             async with Nodes(config) as nodes:
                 await nodes.snapshot_all()
@@ -208,10 +222,11 @@ def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 
             start, cpu, busy = time.perf_counter(), time.process_time(), machine_busy_s()
             result = await coro
             samples.setdefault(name, []).append(
-                (time.perf_counter() - start, time.process_time() - cpu, machine_busy_s() - busy))
+                (time.perf_counter() - start, time.process_time() - cpu, machine_busy_s() - busy)
+            )
             return result
 
-        async def ops():
+        async def ops(config=config):  # run within this iteration
             samples: dict[str, list[tuple[float, float, float]]] = {}
             async with Nodes(config) as nodes:
                 # Connections up (as in the cockpit) and the values the nodes show, as `up` uses them.
@@ -220,7 +235,11 @@ def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 
                     results = await timed(samples, "check", run_checks(live, nodes))
                     assert not [r for r in results if r.status == "fail"], results
                 for _ in range(cycles):
-                    assert await timed(samples, "up", Launch(live, nodes, lambda e: None, {n.name: True for n in live.nodes}).run())
+                    assert await timed(
+                        samples,
+                        "up",
+                        Launch(live, nodes, lambda e: None, {n.name: True for n in live.nodes}).run(),
+                    )
                     assert await timed(samples, "down", teardown(live, nodes, lambda e: None))
             return samples
 
@@ -250,23 +269,35 @@ def bench_startup(repeats: int) -> dict:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "spark_tui", "--help"], capture_output=True, check=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-m", "spark_tui", "--help"], capture_output=True, check=True, cwd=ROOT
+        )
         times.append(time.perf_counter() - start)
     return {"help_s": round(statistics.median(times), 3)}
 
 
 def table(title: str, rows: list[list]) -> str:
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    lines = [title] + ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines = [title] + [
+        "  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)) for r in rows
+    ]
     return "\n".join(lines)
 
 
-def run(cluster=None, quick: bool = False, counts: list[int] | None = None, op_counts: list[int] | None = None,
-        out_dir: Path | None = None) -> dict:
+def run(
+    cluster=None,
+    quick: bool = False,
+    counts: list[int] | None = None,
+    op_counts: list[int] | None = None,
+    out_dir: Path | None = None,
+) -> dict:
     """`counts`: node counts for the refresh benchmarks; `op_counts`: for check, up and down."""
     counts = counts or ([1] if quick else [1, 2, 4, 8])
     op_counts = op_counts or ([1] if quick else [1, 2, 4])
-    results: dict = {"parsers": bench_parsers(5_000 if quick else 400_000, 1 if quick else 7), "startup": bench_startup(1 if quick else 5)}
+    results: dict = {
+        "parsers": bench_parsers(5_000 if quick else 400_000, 1 if quick else 7),
+        "startup": bench_startup(1 if quick else 5),
+    }
     own = None
     if cluster is None:
         from tests.cluster import cluster as tc
@@ -276,44 +307,146 @@ def run(cluster=None, quick: bool = False, counts: list[int] | None = None, op_c
         results["cluster_up_s"] = round(time.perf_counter() - start, 2)
     from bench import cockpit
 
-    results["logs_screen"] = cockpit.bench_logs(10_000 if quick else 1_000_000, flood_seconds=0.5 if quick else 10.0,
-                                                buffer_lines=2_000 if quick else 100_000)
+    results["logs_screen"] = cockpit.bench_logs(
+        10_000 if quick else 1_000_000,
+        flood_seconds=0.5 if quick else 10.0,
+        buffer_lines=2_000 if quick else 100_000,
+    )
     try:
         results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 40, 1 if quick else 3)
         results["node_wait"] = bench_node_wait(cluster, counts, 1 if quick else 20, 0.025)
         results["operations"] = bench_operations(cluster, op_counts)
-        results["startup"].update(cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes)))))
+        results["startup"].update(
+            cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes))))
+        )
     finally:
         if own is not None:
             from tests.cluster import cluster as tc
 
             tc.down()
-    print(table("parsers (one core, median of runs)", [["parser", "lines", "lines/s median", "min", "max"]]
-                + [[k, v["lines"], v["lines_per_s"], v["min_lines_per_s"], v["max_lines_per_s"]] for k, v in results["parsers"].items()]))
-    print(table("refresh: one full snapshot (medians; CPU per refresh)",
-                [["nodes", "persistent ms", "ssh-per-command ms", "vs 1 node", "ssh / persistent", "client CPU ms", "machine CPU ms", "CPU floor ms"]]
-                + [[n, r["persistent_ms"], r["ssh_per_command_ms"], r["vs_1_node"], r["ssh_over_persistent"], r["client_cpu_ms"],
-                    r["machine_cpu_ms"], r["cpu_floor_ms"]] for n, r in results["refresh"].items()]))
+    print(
+        table(
+            "parsers (one core, median of runs)",
+            [["parser", "lines", "lines/s median", "min", "max"]]
+            + [
+                [k, v["lines"], v["lines_per_s"], v["min_lines_per_s"], v["max_lines_per_s"]]
+                for k, v in results["parsers"].items()
+            ],
+        )
+    )
+    print(
+        table(
+            "refresh: one full snapshot (medians; CPU per refresh)",
+            [
+                [
+                    "nodes",
+                    "persistent ms",
+                    "ssh-per-command ms",
+                    "vs 1 node",
+                    "ssh / persistent",
+                    "client CPU ms",
+                    "machine CPU ms",
+                    "CPU floor ms",
+                ]
+            ]
+            + [
+                [
+                    n,
+                    r["persistent_ms"],
+                    r["ssh_per_command_ms"],
+                    r["vs_1_node"],
+                    r["ssh_over_persistent"],
+                    r["client_cpu_ms"],
+                    r["machine_cpu_ms"],
+                    r["cpu_floor_ms"],
+                ]
+                for n, r in results["refresh"].items()
+            ],
+        )
+    )
     nw = results["node_wait"]
-    print(table(f"refresh and check when each nvidia-smi call waits {nw['wait_per_nvidia_smi_s']} s on the node (medians)",
-                [["nodes", "refresh ms", "vs 1 node", "client CPU ms", "machine CPU ms", "check ms", "vs 1 node"]]
-                + [[n, r["persistent_ms"], r["vs_1_node"], r["client_cpu_ms"], r["machine_cpu_ms"], nw["check"][n]["check_ms"],
-                    nw["check"][n]["vs_1_node"]] for n, r in nw["refresh"].items()]))
-    print(table("check / up / down (medians, ms; CPU floor = the machine's CPU for it / its cores)",
-                [["nodes", "check", "vs 1", "client CPU", "CPU floor", "up", "vs 1", "down", "vs 1", "client CPU", "CPU floor"]]
-                + [[n, r["check_ms"], r["check_vs_1"], r["check_client_cpu_ms"], r["check_cpu_floor_ms"], r["up_ms"], r["up_vs_1"],
-                    r["down_ms"], r["down_vs_1"], r["down_client_cpu_ms"], r["down_cpu_floor_ms"]]
-                   for n, r in results["operations"].items()]))
+    print(
+        table(
+            f"refresh and check when each nvidia-smi call waits {nw['wait_per_nvidia_smi_s']} s on the node (medians)",
+            [["nodes", "refresh ms", "vs 1 node", "client CPU ms", "machine CPU ms", "check ms", "vs 1 node"]]
+            + [
+                [
+                    n,
+                    r["persistent_ms"],
+                    r["vs_1_node"],
+                    r["client_cpu_ms"],
+                    r["machine_cpu_ms"],
+                    nw["check"][n]["check_ms"],
+                    nw["check"][n]["vs_1_node"],
+                ]
+                for n, r in nw["refresh"].items()
+            ],
+        )
+    )
+    print(
+        table(
+            "check / up / down (medians, ms; CPU floor = the machine's CPU for it / its cores)",
+            [
+                [
+                    "nodes",
+                    "check",
+                    "vs 1",
+                    "client CPU",
+                    "CPU floor",
+                    "up",
+                    "vs 1",
+                    "down",
+                    "vs 1",
+                    "client CPU",
+                    "CPU floor",
+                ]
+            ]
+            + [
+                [
+                    n,
+                    r["check_ms"],
+                    r["check_vs_1"],
+                    r["check_client_cpu_ms"],
+                    r["check_cpu_floor_ms"],
+                    r["up_ms"],
+                    r["up_vs_1"],
+                    r["down_ms"],
+                    r["down_vs_1"],
+                    r["down_client_cpu_ms"],
+                    r["down_cpu_floor_ms"],
+                ]
+                for n, r in results["operations"].items()
+            ],
+        )
+    )
     st = results["startup"]
-    print(table("startup", [["what", "seconds"], ["spark-tui --help", st["help_s"]],
-                            ["cockpit: first dashboard frame (headless)", st.get("first_frame_s", "-")],
-                            ["cockpit: every pane live (2 nodes over SSH)", st.get("all_panes_live_s", "-")]]))
+    print(
+        table(
+            "startup",
+            [
+                ["what", "seconds"],
+                ["spark-tui --help", st["help_s"]],
+                ["cockpit: first dashboard frame (headless)", st.get("first_frame_s", "-")],
+                ["cockpit: every pane live (2 nodes over SSH)", st.get("all_panes_live_s", "-")],
+            ],
+        )
+    )
     lg = results["logs_screen"]
-    print(table("logs screen (headless)", [["figure", "value"], ["lines rendered / s", lg["lines_per_s"]],
-                                           [f"RSS growth over {lg['lines']:,} lines (MB)", lg["rss_growth_mb"]],
-                                           ["RSS growth by fifths (MB)", " ".join(map(str, lg["rss_growth_curve_mb"]))],
-                                           [f"key p50 / p95 / max during {lg['flood_lines_per_s']:,} lines/s (ms)",
-                                            f"{lg['key_p50_ms']} / {lg['key_p95_ms']} / {lg['key_max_ms']}"]]))
+    print(
+        table(
+            "logs screen (headless)",
+            [
+                ["figure", "value"],
+                ["lines rendered / s", lg["lines_per_s"]],
+                [f"RSS growth over {lg['lines']:,} lines (MB)", lg["rss_growth_mb"]],
+                ["RSS growth by fifths (MB)", " ".join(map(str, lg["rss_growth_curve_mb"]))],
+                [
+                    f"key p50 / p95 / max during {lg['flood_lines_per_s']:,} lines/s (ms)",
+                    f"{lg['key_p50_ms']} / {lg['key_p95_ms']} / {lg['key_max_ms']}",
+                ],
+            ],
+        )
+    )
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "results.json").write_text(json.dumps(results, indent=2))

@@ -52,16 +52,35 @@ class _SettingsNamespace(argparse.Namespace):
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("settings (each also SPARK_TUI_<KEY> or a YAML key)")
     for s in CLUSTER_SETTINGS:
+        assert s.flag is not None  # every cluster and user setting has a flag
         names = [s.flag] + ([s.short_flag] if s.short_flag else [])
         help_ = s.doc.replace("%", "%%")
         # SUPPRESS: a subcommand's parser must not reset a flag given before the subcommand.
         if isinstance(s.kind, kinds.Bool):
             no_flag = "--no-" + s.flag[2:]
-            group.add_argument(s.flag, dest=s.dest, action=_Record, nargs=0, const=True, default=argparse.SUPPRESS, help=help_)
-            group.add_argument(no_flag, dest=s.dest, action=_Record, nargs=0, const=False, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+            group.add_argument(
+                s.flag,
+                dest=s.dest,
+                action=_Record,
+                nargs=0,
+                const=True,
+                default=argparse.SUPPRESS,
+                help=help_,
+            )
+            group.add_argument(
+                no_flag,
+                dest=s.dest,
+                action=_Record,
+                nargs=0,
+                const=False,
+                default=argparse.SUPPRESS,
+                help=argparse.SUPPRESS,
+            )
         else:
             metavar = "K=V" if isinstance(s.kind, kinds.EnvMap) else s.kind.name.upper()
-            group.add_argument(*names, dest=s.dest, action=_Record, default=argparse.SUPPRESS, metavar=metavar, help=help_)
+            group.add_argument(
+                *names, dest=s.dest, action=_Record, default=argparse.SUPPRESS, metavar=metavar, help=help_
+            )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,16 +101,29 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("config", "Show every setting: effective value, where it came from, what was overridden.")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     command("info", "Print every path spark-tui reads or writes.")
-    p = command("diagnose", "Analyse a pasted log or command output offline (NCCL, vLLM/Ray, nvidia-smi, interfaces).")
+    p = command(
+        "diagnose", "Analyse a pasted log or command output offline (NCCL, vLLM/Ray, nvidia-smi, interfaces)."
+    )
     p.add_argument("file", help="file to read, - for standard input")
-    p.add_argument("--kind", choices=("nccl", "vllm", "gpu", "netif"), help="what the file holds (default: detected)")
+    p.add_argument(
+        "--kind", choices=("nccl", "vllm", "gpu", "netif"), help="what the file holds (default: detected)"
+    )
     p.add_argument("--json", action="store_true")
-    p = command("check", "Check everything a launch depends on, on every node, in parallel (exit 1 on any failure).")
+    p = command(
+        "check", "Check everything a launch depends on, on every node, in parallel (exit 1 on any failure)."
+    )
     p.add_argument("--json", action="store_true")
-    p = command("plan", "Show the exact container spec per node `up` would create (values it detects on the nodes included) "
-                        "and the equivalent docker run line (secrets masked).")
+    p = command(
+        "plan",
+        "Show the exact container spec per node `up` would create (values it detects on the nodes included) "
+        "and the equivalent docker run line (secrets masked).",
+    )
     p.add_argument("--json", action="store_true")
-    p.add_argument("--offline", action="store_true", help="do not ask the nodes: detected values and ~ stay unresolved (shown as such)")
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not ask the nodes: detected values and ~ stay unresolved (shown as such)",
+    )
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")
@@ -113,8 +145,8 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, tuple[object, str]
         flag = given[-1][1]
         try:
             if isinstance(s.kind, kinds.EnvMap):
-                value = {}
-                for item, flag in given:
+                value: dict[str, str] = {}
+                for item, flag in given:  # noqa: B007 - the except below names the flag that failed
                     pair = _one_pair(s.kind, item)
                     if set(pair) & set(value) and pair != {k: value[k] for k in pair}:
                         raise ValueError(f"{next(iter(pair))} given twice with different values")
@@ -144,9 +176,9 @@ def load_config(args: argparse.Namespace, environ=None, interactive=None, detect
 
     environ = os.environ if environ is None else environ
     flags = settings_from_args(args)
-    cluster = flags.pop("cluster", (None, ""))
+    cluster_file, _ = flags.pop("cluster", (None, ""))
     inputs = Inputs(
-        cluster_file=cluster[0],
+        cluster_file=str(cluster_file) if cluster_file is not None else None,
         cluster_file_source="--cluster",
         environ=dict(environ),
         flags=flags,
@@ -188,4 +220,3 @@ def _run(args: argparse.Namespace) -> int:
 
     handler = getattr(commands, f"cmd_{(args.command or 'cockpit').replace('-', '_')}")
     return handler(args)
-

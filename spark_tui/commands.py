@@ -32,7 +32,11 @@ def cmd_info(args) -> int:
     user_cfg = paths.user_config_file(env)
     rows = [
         ("user config", user_cfg, "read" if os.path.exists(user_cfg) else "absent"),
-        ("cluster file", next((f for f in config.files_read if f != user_cfg), "(none: this machine)"), "read"),
+        (
+            "cluster file",
+            next((f for f in config.files_read if f != user_cfg), "(none: this machine)"),
+            "read",
+        ),
         ("themes (built in)", str(paths.PACKAGE_THEMES), "read"),
         ("themes (user)", paths.user_themes_dir(env), "read"),
         ("state / logs", paths.state_dir(env), "written"),
@@ -40,7 +44,13 @@ def cmd_info(args) -> int:
     ]
     for node in config.nodes:
         if not node.local:
-            rows.append((f"known_hosts ({node.name})", os.path.expanduser(node["known_hosts"]), "read" + (", added to (accept-new)" if node["host_key_policy"] == "accept-new" else "")))
+            rows.append(
+                (
+                    f"known_hosts ({node.name})",
+                    os.path.expanduser(node["known_hosts"]),
+                    "read" + (", added to (accept-new)" if node["host_key_policy"] == "accept-new" else ""),
+                )
+            )
     width = max(len(r[0]) for r in rows)
     for name, path, use in rows:
         print(f"{name.ljust(width)}  {path}  [{use}]")
@@ -53,7 +63,9 @@ def cmd_cockpit(args) -> int:
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         from spark_tui.errors import ConfigError
 
-        raise ConfigError("terminal", "the cockpit needs a terminal; use the headless commands (spark-tui --help)")
+        raise ConfigError(
+            "terminal", "the cockpit needs a terminal; use the headless commands (spark-tui --help)"
+        )
     app.run()
     return 0
 
@@ -103,10 +115,17 @@ def cmd_status(args) -> int:
         from spark_tui.core.plan import LABEL_PREFIX
 
         snaps = await nodes.snapshot_all()
-        ours = any(c.labels.get(f"{LABEL_PREFIX}cluster") == config["name"] for s in snaps for c in s.containers)
+        ours = any(
+            c.labels.get(f"{LABEL_PREFIX}cluster") == config["name"] for s in snaps for c in s.containers
+        )
         items = [i for i in await drift(config, nodes) if i.what != "missing"] if ours else []
         if args.json:
-            _print_json({"nodes": [dataclasses.asdict(s) for s in snaps], "drift": [dataclasses.asdict(i) for i in items]})
+            _print_json(
+                {
+                    "nodes": [dataclasses.asdict(s) for s in snaps],
+                    "drift": [dataclasses.asdict(i) for i in items],
+                }
+            )
         else:
             print(render(snaps, config))
             for i in items:
@@ -160,7 +179,10 @@ def cmd_plan(args) -> int:
     specs = plan.build(config)
     problems = unreachable_lines(snaps)
     if args.offline:
-        print("note: nodes not asked (--offline): values up detects (netdev, hca, ~) are not in this plan", file=sys.stderr)
+        print(
+            "note: nodes not asked (--offline): values up detects (netdev, hca, ~) are not in this plan",
+            file=sys.stderr,
+        )
     if args.json:
         data = []
         for spec in specs:
@@ -192,7 +214,10 @@ def _event_printer(as_json: bool):
             return
         if isinstance(event, ev.Stage):
             frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
-            print(f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {event.detail}", flush=True)
+            print(
+                f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {event.detail}",
+                flush=True,
+            )
         elif isinstance(event, ev.Ready):
             print(f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}", flush=True)
         elif isinstance(event, ev.Failed):
@@ -204,7 +229,10 @@ def _event_printer(as_json: bool):
         elif isinstance(event, ev.StillHolding):
             print(f"STILL HOLDING {event.container} on {event.node}: {event.reason}", flush=True)
         elif isinstance(event, ev.DriftItem):
-            print(f"DRIFT {event.node} {event.what}: requested {event.requested}, actual {event.actual}", flush=True)
+            print(
+                f"DRIFT {event.node} {event.what}: requested {event.requested}, actual {event.actual}",
+                flush=True,
+            )
 
     return emit
 
@@ -253,7 +281,9 @@ def cmd_down(args) -> int:
         if not sys.stdin.isatty():
             raise ConfigError("--yes", "no terminal to ask for confirmation; pass --yes to tear down")
         names = ", ".join(n.name for n in config.nodes)
-        answer = input(f"Remove container {config['container_name']} of cluster {config['name']} on {names}? [y/N] ")
+        answer = input(
+            f"Remove container {config['container_name']} of cluster {config['name']} on {names}? [y/N] "
+        )
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing done")
             return 1
@@ -277,7 +307,11 @@ def cmd_check(args) -> int:
 
     def show(r) -> None:
         if not args.json:
-            print(f"[{marks[r.status]}] {r.node:<10} {r.id:<20} {r.message}" + (f"\n       fix: {r.fix}" if r.fix and r.status != "pass" else ""), flush=True)
+            print(
+                f"[{marks[r.status]}] {r.node:<10} {r.id:<20} {r.message}"
+                + (f"\n       fix: {r.fix}" if r.fix and r.status != "pass" else ""),
+                flush=True,
+            )
 
     async def main():
         async with Nodes(config) as nodes:
@@ -288,6 +322,8 @@ def cmd_check(args) -> int:
     if args.json:
         _print_json({"ok": not failed, "results": [dataclasses.asdict(r) for r in results]})
     else:
-        print(f"{len(results)} checks: {sum(r.status == 'pass' for r in results)} pass, "
-              f"{sum(r.status == 'warn' for r in results)} warn, {len(failed)} fail")
+        print(
+            f"{len(results)} checks: {sum(r.status == 'pass' for r in results)} pass, "
+            f"{sum(r.status == 'warn' for r in results)} warn, {len(failed)} fail"
+        )
     return 1 if failed else 0

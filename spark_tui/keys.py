@@ -61,8 +61,11 @@ def validate_keymap(keymap: dict[str, str], source_of) -> dict[str, str]:
             from spark_tui.settings.resolve import closest
 
             hint = closest(binding_id, BY_ID)
-            raise ConfigError(str(source_of(binding_id)), f"keys: no binding with id {binding_id!r}"
-                              + (f"; did you mean {hint!r}?" if hint else f" (ids: {', '.join(BY_ID)})"))
+            raise ConfigError(
+                str(source_of(binding_id)),
+                f"keys: no binding with id {binding_id!r}"
+                + (f"; did you mean {hint!r}?" if hint else f" (ids: {', '.join(BY_ID)})"),
+            )
         if not keys.strip():
             raise ConfigError(str(source_of(binding_id)), f"keys: {binding_id} needs at least one key")
     return keymap

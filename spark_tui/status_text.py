@@ -18,18 +18,24 @@ def render(snaps: list[NodeSnapshot], config: Config) -> str:
             continue
         h = snap.host
         rtt = f"{snap.rtt_ms:.0f} ms" if snap.rtt_ms is not None else "-"
-        lines.append(f"{snap.node} ({role}, {node['host']}): up, probe {rtt}; {h.hostname} {h.arch} kernel {h.kernel}")
+        lines.append(
+            f"{snap.node} ({role}, {node['host']}): up, probe {rtt}; {h.hostname} {h.arch} kernel {h.kernel}"
+        )
         if snap.docker_error:
             lines.append(f"  docker: ERROR {snap.docker_error}")
         else:
-            lines.append(f"  docker: {h.docker_version}, storage {h.storage_driver}{' / ' + h.snapshotter if h.snapshotter else ''}")
+            lines.append(
+                f"  docker: {h.docker_version}, storage {h.storage_driver}{' / ' + h.snapshotter if h.snapshotter else ''}"
+            )
         for iface in snap.interfaces.values():
             if iface.name == "lo":
                 continue
             mark = "*" if iface.is_data else " "
             roce = f" roce={iface.roce_device}({iface.roce_state})" if iface.roce_device else ""
             speed = f" {iface.speed_mbps}Mb/s" if iface.speed_mbps else ""
-            lines.append(f" {mark}{iface.name:<16} {iface.state:<7} mtu {iface.mtu} {' '.join(iface.ipv4 + iface.ipv6)}{speed}{roce}")
+            lines.append(
+                f" {mark}{iface.name:<16} {iface.state:<7} mtu {iface.mtu} {' '.join(iface.ipv4 + iface.ipv6)}{speed}{roce}"
+            )
         g = snap.gpu
         if g is None or not g.present:
             lines.append(f"  gpu: none ({g.reason if g else 'not probed'})")
@@ -41,10 +47,16 @@ def render(snaps: list[NodeSnapshot], config: Config) -> str:
                     mem = f"unified memory {g.unified.used_mib / 1024:.1f}/{g.unified.total_mib / 1024:.1f} GiB (from /proc/meminfo)"
                 else:
                     mem = "memory not reported"
-                lines.append(f"  gpu {card.index}: {card.name} util {card.utilization_pct}% temp {card.temperature_c}C power {card.power_w}W, {mem}")
+                lines.append(
+                    f"  gpu {card.index}: {card.name} util {card.utilization_pct}% temp {card.temperature_c}C power {card.power_w}W, {mem}"
+                )
             for p in g.processes:
-                lines.append(f"    pid {p.pid} {inert(p.name)} {p.used_mib if p.used_mib is not None else '?'} MiB")
+                lines.append(
+                    f"    pid {p.pid} {inert(p.name)} {p.used_mib if p.used_mib is not None else '?'} MiB"
+                )
         for c in snap.containers:
-            lines.append(f"  container {c.name}: {c.state}{' (' + c.health + ')' if c.health else ''} image {c.image_ref} [{c.image_id[7:19]}]")
+            lines.append(
+                f"  container {c.name}: {c.state}{' (' + c.health + ')' if c.health else ''} image {c.image_ref} [{c.image_id[7:19]}]"
+            )
         lines.append("")
     return "\n".join(lines).rstrip()

@@ -38,7 +38,15 @@ def cluster_config(count: int, environ=None, interactive=None):
     path.write_text("\n".join(lines) + "\n")
 
     def reconfigure(edits, detected):
-        return resolve(Inputs(cluster_file=str(path), user_config="", environ=environ or {}, interactive=edits, detected=detected))
+        return resolve(
+            Inputs(
+                cluster_file=str(path),
+                user_config="",
+                environ=environ or {},
+                interactive=edits,
+                detected=detected,
+            )
+        )
 
     return reconfigure(interactive or {}, {}), reconfigure
 
@@ -47,27 +55,57 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
     node = config.node(name)
     role = "head" if node.is_head else "worker"
     if not reachable:
-        snap = NodeSnapshot(name, False, error="cannot connect to " + node["host"] + ": Connection refused", taken_at=TAKEN_AT)
+        snap = NodeSnapshot(
+            name, False, error="cannot connect to " + node["host"] + ": Connection refused", taken_at=TAKEN_AT
+        )
         return NodeView(name, node["host"], role, snap, retry_in=8.0)
     ip = node["data_ip"]
     ifaces = {
         "enP7s7": netif.Interface("enP7s7", "UP", 1500, ["192.168.1.20/24"]),
-        "enp1s0f1np1": netif.Interface("enp1s0f1np1", "UP", 9000, [f"{ip}/24"], roce_device="rocep1s0f1", roce_state="Up", is_data=True),
-        "enP2p1s0f1np1": netif.Interface("enP2p1s0f1np1", "UP", 9000, [], roce_device="roceP2p1s0f1", roce_state="Up"),
+        "enp1s0f1np1": netif.Interface(
+            "enp1s0f1np1", "UP", 9000, [f"{ip}/24"], roce_device="rocep1s0f1", roce_state="Up", is_data=True
+        ),
+        "enP2p1s0f1np1": netif.Interface(
+            "enP2p1s0f1np1", "UP", 9000, [], roce_device="roceP2p1s0f1", roce_state="Up"
+        ),
     }
     card = gpu.Gpu(0, "NVIDIA GB10", 41.0, 11.3, None, 3.0, None, None, memory_supported=False)
     unified = gpu.UnifiedMemory(121_000.0, 87_500.0 if node.is_head else 84_000.0, 33_500.0)
     procs = [gpu.GpuProcess(4242, "VLLM::EngineCore" if node.is_head else "ray::RayWorkerWrapper", None)]
     labels = {"spark-tui.cluster": config["name"], "spark-tui.role": role}
     image = "vllm-node:old" if drift else IMAGE
-    containers = [ContainerState("vllm_node", image, "sha256:" + "ab" * 32, [], [], "running", None, "", 0, labels)]
-    snap = NodeSnapshot(name, True, rtt_ms=3.0, taken_at=TAKEN_AT, host=HostInfo(name, "aarch64", "6.11.0-1016-nvidia", "28.3.3", "overlayfs", "io.containerd.snapshotter.v1"),
-                        interfaces=ifaces, gpu=GpuState(True, gpus=[card], processes=procs, unified=unified), containers=containers)
+    containers = [
+        ContainerState("vllm_node", image, "sha256:" + "ab" * 32, [], [], "running", None, "", 0, labels)
+    ]
+    snap = NodeSnapshot(
+        name,
+        True,
+        rtt_ms=3.0,
+        taken_at=TAKEN_AT,
+        host=HostInfo(
+            name, "aarch64", "6.11.0-1016-nvidia", "28.3.3", "overlayfs", "io.containerd.snapshotter.v1"
+        ),
+        interfaces=ifaces,
+        gpu=GpuState(True, gpus=[card], processes=procs, unified=unified),
+        containers=containers,
+    )
     parser = NcclParser()
-    tail = [line for line in (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines() if parser.feed(line, 0.0)]
+    tail = [
+        line
+        for line in (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines()
+        if parser.feed(line, 0.0)
+    ]
     history = [0.05, 0.1, 0.2, 0.35, 0.5, 0.62, 0.7, 0.72, 0.72, 0.71]
-    view = NodeView(name, node["host"], role, snap, memory_history=history, nccl=parser.summary, nccl_tail=tail[-4:],
-                    nccl_verdicts=parser.summary.verdicts(0.0))
+    view = NodeView(
+        name,
+        node["host"],
+        role,
+        snap,
+        memory_history=history,
+        nccl=parser.summary,
+        nccl_tail=tail[-4:],
+        nccl_verdicts=parser.summary.verdicts(0.0),
+    )
     if drift:
         view.drifted = {"vllm_node": [f"image vllm-node:old (requested {IMAGE})"]}
     return view
@@ -99,8 +137,22 @@ class FrozenCore:
         nodes = [n.name for n in self.config.nodes]
         layers = ("sha256:" + "1" * 64, "sha256:" + "2" * 64)
         return [
-            ImageRow(IMAGE, {n: "5f1b2c3d4e5f" for n in nodes}, {n: layers for n in nodes}, "sha256:" + "9" * 64, 18342.0, "2026-11-28T09:12:44"),
-            ImageRow("vllm-node:old", {nodes[0]: "0a1b2c3d4e5f"}, {nodes[0]: layers[:1]}, "sha256:" + "8" * 64, 17990.0, "2026-10-02T18:01:09"),
+            ImageRow(
+                IMAGE,
+                {n: "5f1b2c3d4e5f" for n in nodes},
+                {n: layers for n in nodes},
+                "sha256:" + "9" * 64,
+                18342.0,
+                "2026-11-28T09:12:44",
+            ),
+            ImageRow(
+                "vllm-node:old",
+                {nodes[0]: "0a1b2c3d4e5f"},
+                {nodes[0]: layers[:1]},
+                "sha256:" + "8" * 64,
+                17990.0,
+                "2026-10-02T18:01:09",
+            ),
         ]
 
     async def check(self, emit):
@@ -108,15 +160,33 @@ class FrozenCore:
         results = []
         for n in self.config.nodes:
             results += [
-                CheckResult("ssh.reachable", n.name, "pass", f"SSH to {n['host']} authenticated, host key verified"),
-                CheckResult("docker.engine", n.name, "pass", "Docker 28.3.3, storage overlayfs / io.containerd.snapshotter.v1"),
-                CheckResult("image.present", n.name, "pass", f"{self.config['image']} present (5f1b2c3d4e5f)"),
+                CheckResult(
+                    "ssh.reachable", n.name, "pass", f"SSH to {n['host']} authenticated, host key verified"
+                ),
+                CheckResult(
+                    "docker.engine",
+                    n.name,
+                    "pass",
+                    "Docker 28.3.3, storage overlayfs / io.containerd.snapshotter.v1",
+                ),
+                CheckResult(
+                    "image.present", n.name, "pass", f"{self.config['image']} present (5f1b2c3d4e5f)"
+                ),
                 CheckResult("container.absent", n.name, "pass", "no container named vllm_node"),
                 CheckResult("gpu.present", n.name, "pass", "1 GPU(s): NVIDIA GB10 (GB10: unified memory)"),
-                CheckResult("net.data_interface", n.name, "pass", f"enp1s0f1np1 UP, {n['data_ip']}/24, MTU 9000"),
-                CheckResult("disk.free", n.name, "pass", "812 GiB free on the filesystem of ~/.cache/huggingface"),
-                CheckResult("model.cached", n.name, "warn", f"Qwen/Qwen3-30B-A3B not in ~/.cache/huggingface on {n.name}",
-                            "download it there first (huggingface-cli download Qwen/Qwen3-30B-A3B)"),
+                CheckResult(
+                    "net.data_interface", n.name, "pass", f"enp1s0f1np1 UP, {n['data_ip']}/24, MTU 9000"
+                ),
+                CheckResult(
+                    "disk.free", n.name, "pass", "812 GiB free on the filesystem of ~/.cache/huggingface"
+                ),
+                CheckResult(
+                    "model.cached",
+                    n.name,
+                    "warn",
+                    f"Qwen/Qwen3-30B-A3B not in ~/.cache/huggingface on {n.name}",
+                    "download it there first (huggingface-cli download Qwen/Qwen3-30B-A3B)",
+                ),
             ]
         for r in results:
             emit(r)
@@ -132,12 +202,18 @@ class FrozenCore:
         emit(ev.Stage("cluster", "ray_join", "done", f"{len(self.config.nodes)} nodes", 6.2, 1.0))
         emit(ev.Stage(head, "shards", "progress", "7/16", 41.0, 7 / 16))
         emit(ev.Stage(head, "shards", "progress", "16/16", 73.5, 1.0))
-        emit(ev.Ready(f"http://{self.config.head['data_ip']}:8000/v1", self.config["served_model_name"], 96.4))
+        emit(
+            ev.Ready(f"http://{self.config.head['data_ip']}:8000/v1", self.config["served_model_name"], 96.4)
+        )
         return True
 
     async def teardown_targets(self):
-        return {n.name: ["vllm_node (running, image vllm-node:latest)"] if n.name not in self.unreachable else "unreachable: Connection refused"
-                for n in self.config.nodes}
+        return {
+            n.name: ["vllm_node (running, image vllm-node:latest)"]
+            if n.name not in self.unreachable
+            else "unreachable: Connection refused"
+            for n in self.config.nodes
+        }
 
     async def teardown(self, emit):
         self.calls.append("teardown")
@@ -153,7 +229,11 @@ class FrozenCore:
 class _FrozenFollower:
     def __init__(self, node, container, emit, lines=None):
         self.node, self.container, self.emit = node, container, emit
-        self.lines = lines if lines is not None else (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines()
+        self.lines = (
+            lines
+            if lines is not None
+            else (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines()
+        )
 
     def start(self):
         self.emit(StreamState(self.node, self.container, "following"))

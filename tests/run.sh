@@ -18,4 +18,8 @@ if [ "$(id -u)" = 0 ]; then
   fi
 fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+# Lint, format and types first: one line each when clean, the findings otherwise (and a failed run).
+python3 -m ruff check spark_tui tests bench
+python3 -m ruff format --check spark_tui tests bench
+python3 -m mypy
 exec python3 -m pytest -q -p no:cacheprovider "$@"

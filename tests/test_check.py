@@ -16,7 +16,14 @@ pytestmark = pytest.mark.cluster
 
 def config_for(cluster, count, tmp_path, environ=None, **flags):
     path = cluster.cluster_file(count, tmp_path / f"c{count}.yaml")
-    return resolve(Inputs(cluster_file=path, user_config="", environ=environ or {}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+    return resolve(
+        Inputs(
+            cluster_file=path,
+            user_config="",
+            environ=environ or {},
+            flags={k: (v, f"--{k}") for k, v in flags.items()},
+        )
+    )
 
 
 def checks(config):
@@ -33,15 +40,32 @@ def test_check_passes_on_a_healthy_cluster(cluster, tmp_path, count):
     results, by = checks(config_for(cluster, count, tmp_path))
     assert [r for r in results if r.status == "fail"] == []
     for node in cluster.nodes[:count]:
-        for cid in ("ssh.reachable", "docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface", "roce.device", "roce.twins"):
+        for cid in (
+            "ssh.reachable",
+            "docker.engine",
+            "image.present",
+            "container.absent",
+            "gpu.present",
+            "net.data_interface",
+            "roce.device",
+            "roce.twins",
+        ):
             assert by[(cid, node.name)].status == "pass", (cid, node.name, by[(cid, node.name)])
         # netdev and hca were left unset: the nodes' own interfaces and RoCE twins were detected
         assert "rocep1s0f1,roceP2p1s0f1" in by[("roce.twins", node.name)].message
-        assert ("roce.dev_infiniband", node.name) not in by  # privileged (the default) needs no /dev/infiniband check
+        assert (
+            "roce.dev_infiniband",
+            node.name,
+        ) not in by  # privileged (the default) needs no /dev/infiniband check
         assert by[("model.cached", node.name)].status == "warn"  # the test model is in no cache
-    assert by[("image.same", "cluster")].status == "pass" and by[("parallel.size", "cluster")].status == "pass"
+    assert (
+        by[("image.same", "cluster")].status == "pass" and by[("parallel.size", "cluster")].status == "pass"
+    )
     assert sum(r.id == "net.reach" and r.status == "pass" for r in results) == count * (count - 1)
-    assert by[("disk.free", cluster.nodes[0].name)].status == "pass" and "GiB free on the filesystem of" in by[("disk.free", cluster.nodes[0].name)].message
+    assert (
+        by[("disk.free", cluster.nodes[0].name)].status == "pass"
+        and "GiB free on the filesystem of" in by[("disk.free", cluster.nodes[0].name)].message
+    )
     assert "overlay2" in by[("docker.engine", cluster.nodes[0].name)].message
     assert "GB10" in by[("gpu.present", cluster.nodes[0].name)].message
 
@@ -69,7 +93,9 @@ def test_same_tag_different_image_fails(cluster, tmp_path):
 
 def test_existing_container_fails_and_shows_its_image(cluster, tmp_path):
     cluster.import_image(cluster.nodes[0], "someone/else:2", variant="other")
-    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "someone/else:2", "300")
+    cluster.docker(
+        cluster.nodes[0], "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "someone/else:2", "300"
+    )
     _, by = checks(config_for(cluster, 2, tmp_path))
     r = by[("container.absent", cluster.nodes[0].name)]
     assert r.status == "fail" and "someone/else:2" in r.message
@@ -86,13 +112,37 @@ def test_dockerd_down_fails_that_node_only(cluster, tmp_path):
 def test_one_twin_mtu_port_and_lookalike(cluster, tmp_path):
     node = cluster.nodes[1]
     tc.run(["ip", "-n", node.netns, "link", "set", tc.NETDEV, "mtu", "1500"])
-    cluster.docker(cluster.nodes[0], "run", "-d", "--name", "squatter", "--network", "host", "--entrypoint", "httpd", tc.IMAGE, "-f", "-p", "8000")
+    cluster.docker(
+        cluster.nodes[0],
+        "run",
+        "-d",
+        "--name",
+        "squatter",
+        "--network",
+        "host",
+        "--entrypoint",
+        "httpd",
+        tc.IMAGE,
+        "-f",
+        "-p",
+        "8000",
+    )
     try:
-        config = config_for(cluster, 2, tmp_path, environ={"IMAGE_NAME": "their/image"}, hca=["rocep1s0f1"], min_free_disk="900000g")
+        config = config_for(
+            cluster,
+            2,
+            tmp_path,
+            environ={"IMAGE_NAME": "their/image"},
+            hca=["rocep1s0f1"],
+            min_free_disk="900000g",
+        )
         results, by = checks(config)
     finally:
         tc.run(["ip", "-n", node.netns, "link", "set", tc.NETDEV, "mtu", "9000"])
-    assert by[("roce.twins", node.name)].status == "warn" and "roceP2p1s0f1" in by[("roce.twins", node.name)].message
+    assert (
+        by[("roce.twins", node.name)].status == "warn"
+        and "roceP2p1s0f1" in by[("roce.twins", node.name)].message
+    )
     assert by[("net.mtu", node.name)].status == "warn" and by[("net.mtu_equal", "cluster")].status == "fail"
     assert by[("port.vllm_port", cluster.nodes[0].name)].status == "fail"
     assert by[("port.master_port", cluster.nodes[0].name)].status == "pass"
@@ -133,7 +183,9 @@ def test_reachability_from_a_node_with_either_tool(cluster, tmp_path, tools):
 
     async def go():
         async with Nodes(config) as nodes:
-            return await nodes.transports[cluster.nodes[0].name].run_script(script, (cluster.nodes[1].ip, dead), timeout=20)
+            return await nodes.transports[cluster.nodes[0].name].run_script(
+                script, (cluster.nodes[1].ip, dead), timeout=20
+            )
 
     out = asyncio.run(go()).split()
     assert out.count("ok") == 1 and out[out.index("ok") + 1] == cluster.nodes[1].ip
@@ -160,7 +212,11 @@ def test_gpu_driver_not_answering_is_a_named_failure_not_a_crash(cluster, tmp_pa
     try:
         results, by = checks(config_for(cluster, 2, tmp_path))
         gpu = by[("gpu.present", node.name)]
-        assert gpu.status == "fail" and "GPU driver not answering: NVIDIA-SMI has failed" in gpu.message and "kernel module" in gpu.fix
+        assert (
+            gpu.status == "fail"
+            and "GPU driver not answering: NVIDIA-SMI has failed" in gpu.message
+            and "kernel module" in gpu.fix
+        )
         assert by[("gpu.present", cluster.nodes[0].name)].status == "pass"
         code, out, err = run_cli("check", "--cluster", str(tmp_path / "c2.yaml"))
         assert code == 1 and "Traceback" not in err and "GPU driver not answering" in out

@@ -21,8 +21,18 @@ def make_app(cluster, tmp_path, count=2, environ=None, argv=()):
     (tmp_path / "home").mkdir(exist_ok=True)
     env = {"HOME": str(tmp_path / "home"), **(environ or {})}
     args = build_parser().parse_args(
-        ["--cluster", path, *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02", "--refresh-interval", "0.5", *argv],
-        namespace=_SettingsNamespace())
+        [
+            "--cluster",
+            path,
+            *tc.SANDBOX_FLAGS,
+            "-e",
+            "SPARK_TEST_SHARD_DELAY=0.02",
+            "--refresh-interval",
+            "0.5",
+            *argv,
+        ],
+        namespace=_SettingsNamespace(),
+    )
     return build_app(args, env)
 
 
@@ -48,7 +58,11 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
 
     async def flow():
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(pilot, lambda: all(n in app.views and app.views[n].snapshot.reachable for n in names), "both panes refreshed")
+            await until(
+                pilot,
+                lambda: all(n in app.views and app.views[n].snapshot.reachable for n in names),
+                "both panes refreshed",
+            )
             assert "IMAGE_NAME=some/other-image:v2" in text_of(app.screen, "#banner")
 
             # 1. image choice: the test image is listed on both nodes; enter picks it
@@ -66,7 +80,9 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             await until(pilot, lambda: not wizard.check_running and wizard.check_results, "the check")
             failed = [r for r in wizard.check_results if r.status == "fail"]
             assert not failed, failed
-            assert {r.node for r in wizard.check_results if r.id == "image.present" and r.status == "pass"} == set(names), wizard.check_results
+            assert {
+                r.node for r in wizard.check_results if r.id == "image.present" and r.status == "pass"
+            } == set(names), wizard.check_results
             checks = wizard.query_one("#checks")
             assert "running" not in [str(checks.get_row(k)[0]) for k in checks.rows]
 
@@ -92,19 +108,31 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             assert f"http://{cluster.nodes[0].ip}:8000/v1" in text_of(wizard, "#launch-banner")
             assert all(len(ids) == 1 for ids in containers(cluster, 2).values())
             # the head container's own log streams under the stage events
-            await until(pilot, lambda: any(line.startswith("  | ") for line in wizard.query_one("#launch-log").lines), "the head log")
+            await until(
+                pilot,
+                lambda: any(line.startswith("  | ") for line in wizard.query_one("#launch-log").lines),
+                "the head log",
+            )
 
             # back on the dashboard the panes show the running containers and their NCCL summary
             await pilot.press("escape")
             assert isinstance(app.screen, DashboardScreen)
             # With Ray, the NCCL lines of every rank reach the head's log (actor prefixes).
             head = names[0]
-            await until(pilot, lambda: app.views[head].nccl is not None and app.views[head].nccl.init_start, "NCCL summary in the head pane")
+            await until(
+                pilot,
+                lambda: app.views[head].nccl is not None and app.views[head].nccl.init_start,
+                "NCCL summary in the head pane",
+            )
             assert "init" in text_of(app.screen, f"#pane-{head} .pane-nccl")
             pane = text_of(app.screen, f"#pane-{names[0]} .pane-containers")
             assert "vllm_node" in pane and "running" in pane
             # a clean launch shows no drift: the panes compare with the plan `up` ran (detected values too)
-            await until(pilot, lambda: all(app.views[n].own_containers("local") for n in names), "both containers in the panes")
+            await until(
+                pilot,
+                lambda: all(app.views[n].own_containers("local") for n in names),
+                "both containers in the panes",
+            )
             assert all(app.views[n].drifted == {} for n in names), {n: app.views[n].drifted for n in names}
             assert "DRIFT" not in text_of(app.screen, f"#pane-{names[1]} .pane-containers")
 
@@ -112,10 +140,10 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             await pilot.press("l")
             logs = app.screen
             assert isinstance(logs, LogsScreen)
-            await until(pilot, lambda: any("NCCL" in line for line in logs.view.log.lines), "log lines")
+            await until(pilot, lambda: any("NCCL" in line for line in logs.view.text_log.lines), "log lines")
             assert text_of(logs, "#badge") == "FOLLOW"
             await pilot.press("slash", *"Init COMPLETE", "enter")
-            shown = list(logs.view.log.lines)
+            shown = list(logs.view.text_log.lines)
             assert shown and all("Init COMPLETE" in line for line in shown), shown[:5]
             assert all(line.startswith(f"[{names[0]}] ") for line in shown)  # merged view: node prefix
             assert set(logs.view.sources) == set(names)  # both nodes' containers followed
@@ -137,14 +165,28 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
 
 def test_teardown_cancelled_and_readonly(cluster, tmp_path):
     worker = cluster.nodes[1]
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--label", "spark-tui.cluster=local", "--entrypoint", "sleep", tc.IMAGE, "600")
+    cluster.docker(
+        worker,
+        "run",
+        "-d",
+        "--name",
+        "vllm_node",
+        "--label",
+        "spark-tui.cluster=local",
+        "--entrypoint",
+        "sleep",
+        tc.IMAGE,
+        "600",
+    )
     app = make_app(cluster, tmp_path)
 
     async def flow():
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("ctrl+d")
             await until(pilot, lambda: isinstance(app.screen, ConfirmTeardown), "the confirmation")
-            assert f"{worker.name}: vllm_node (running, image {tc.IMAGE})" in text_of(app.screen, "#confirm-text")
+            assert f"{worker.name}: vllm_node (running, image {tc.IMAGE})" in text_of(
+                app.screen, "#confirm-text"
+            )
             await pilot.press("n")
             await pilot.pause(0.3)
             assert not isinstance(app.screen, ConfirmTeardown)
@@ -181,10 +223,20 @@ def test_unreachable_node_does_not_stall_the_other_pane(cluster, tmp_path):
             header = text_of(app.screen, f"#pane-{worker.name} .pane-header")
             assert "UNREACHABLE" in header and "reconnect in" in header
             first = app.views[head].snapshot.taken_at
-            await until(pilot, lambda: app.views[head].snapshot.taken_at > first, "the head pane to refresh again", timeout=10)
+            await until(
+                pilot,
+                lambda: app.views[head].snapshot.taken_at > first,
+                "the head pane to refresh again",
+                timeout=10,
+            )
             assert app.screen.query_one(f"#pane-{worker.name}").has_class("-unreachable")
             cluster.start_sshd(worker)
-            await until(pilot, lambda: app.views[worker.name].snapshot.reachable, "the worker to come back", timeout=40)
+            await until(
+                pilot,
+                lambda: app.views[worker.name].snapshot.reachable,
+                "the worker to come back",
+                timeout=40,
+            )
 
     asyncio.run(flow())
 
@@ -228,7 +280,9 @@ def test_edited_connection_settings_are_the_ones_connected_with(cluster, tmp_pat
             assert view.snapshot.reachable and view.snapshot.host.hostname == third.name
             core.edit(f"nodes.{worker.name}.port", "2222")  # nothing listens there
             view = await core.refresh(worker.name)
-            assert not view.snapshot.reachable and "Connection refused" in (view.snapshot.error or ""), view.snapshot.error
+            assert not view.snapshot.reachable and "Connection refused" in (view.snapshot.error or ""), (
+                view.snapshot.error
+            )
             core.edit(f"nodes.{worker.name}.port", None)
             core.edit(f"nodes.{worker.name}.host", None)
             assert (await core.refresh(worker.name)).snapshot.host.hostname == worker.name
@@ -248,7 +302,11 @@ def test_cockpit_opened_after_headless_up_shows_no_false_drift(cluster, tmp_path
 
     async def flow():
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(pilot, lambda: all(n in app.views and app.views[n].own_containers("local") for n in names), "both containers")
+            await until(
+                pilot,
+                lambda: all(n in app.views and app.views[n].own_containers("local") for n in names),
+                "both containers",
+            )
             await pilot.pause(0.6)  # a second refresh of each node, with the detected values in place
             assert all(app.views[n].drifted == {} for n in names), {n: app.views[n].drifted for n in names}
             await pilot.press("q")

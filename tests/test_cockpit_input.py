@@ -20,7 +20,9 @@ HOSTILE = [
 
 def app_with(environ=None, log_lines=None, unreachable=()):
     config, reconfigure = cluster_config(2, environ)
-    return SparkApp(FrozenCore(config, reconfigure, unreachable=unreachable, log_lines=log_lines), live_refresh=False)
+    return SparkApp(
+        FrozenCore(config, reconfigure, unreachable=unreachable, log_lines=log_lines), live_refresh=False
+    )
 
 
 def test_logs_show_escapes_inert_and_secrets_masked(tmp_path, monkeypatch):
@@ -33,7 +35,7 @@ def test_logs_show_escapes_inert_and_secrets_masked(tmp_path, monkeypatch):
             await pilot.pause(0.3)
             screen = app.screen
             assert isinstance(screen, LogsScreen)
-            shown = list(screen.view.log.lines)
+            shown = list(screen.view.text_log.lines)
             kept = list(screen.view.buffer.lines)
             await pilot.press("s")
             await pilot.pause(0.2)
@@ -42,7 +44,9 @@ def test_logs_show_escapes_inert_and_secrets_masked(tmp_path, monkeypatch):
     shown, kept = asyncio.run(flow())
     assert len(shown) == len(HOSTILE)
     for line in shown + kept:
-        assert "\x1b" not in line and "\x07" not in line and "\x9b" not in line and "\x00" not in line, repr(line)
+        assert "\x1b" not in line and "\x07" not in line and "\x9b" not in line and "\x00" not in line, repr(
+            line
+        )
         assert TOKEN not in line
     assert shown[0] == "screen cleared?" and shown[1] == "after title"
     assert "HF_TOKEN=*** ok" in shown[-1]
@@ -81,7 +85,9 @@ def test_bad_edit_is_one_line_and_changes_nothing(tmp_path):
             await pilot.press("e", "ctrl+a", "ctrl+k", *"80a", "enter")
             error = str(wizard.query_one("#edit-error").render())
             assert error.startswith("in the wizard (vllm_port): vllm_port:") and "\n" not in error
-            assert app.core.config["vllm_port"] == 8000 and app.core.interactive == {"image": "vllm-node:latest"}
+            assert app.core.config["vllm_port"] == 8000 and app.core.interactive == {
+                "image": "vllm-node:latest"
+            }
             await pilot.press("ctrl+a", "ctrl+k", *"8100", "enter")
             assert app.core.config["vllm_port"] == 8100
             assert str(table.get_row("vllm_port")[4]).startswith("interactive edit")
@@ -91,7 +97,11 @@ def test_bad_edit_is_one_line_and_changes_nothing(tmp_path):
 
 def test_bad_keys_and_theme_are_one_line_exit_2(run_cli, tmp_path):
     code, out, err = run_cli("--keys", "wizzard=f5")
-    assert code == 2 and err.count("\n") == 1 and "--keys: keys: no binding with id 'wizzard'; did you mean 'wizard'?" in err
+    assert (
+        code == 2
+        and err.count("\n") == 1
+        and "--keys: keys: no binding with id 'wizzard'; did you mean 'wizard'?" in err
+    )
     code, out, err = run_cli("--theme", "neon")
     assert code == 2 and err.count("\n") == 1 and "--theme: no theme 'neon'" in err
     (tmp_path / "themes").mkdir()
@@ -143,9 +153,11 @@ def test_markup_and_escapes_in_environment_values_and_typed_text_are_literal():
             await pilot.pause(0.2)
             await pilot.press("slash", *"[a] .[/]", "enter")  # brackets typed: a regex, never markup
             await pilot.pause(0.2)
-            assert list(app.screen.view.log.lines) == ["a [/] line"]
-            await pilot.press("ctrl+f", *"[bold", "enter")  # an invalid regex: one notification, nothing changes
+            assert list(app.screen.view.text_log.lines) == ["a [/] line"]
+            await pilot.press(
+                "ctrl+f", *"[bold", "enter"
+            )  # an invalid regex: one notification, nothing changes
             await pilot.pause(0.2)
-            assert list(app.screen.view.log.lines) == ["a [/] line"]
+            assert list(app.screen.view.text_log.lines) == ["a [/] line"]
 
     asyncio.run(flow())

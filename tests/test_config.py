@@ -7,12 +7,11 @@ import sys
 import textwrap
 
 import pytest
+from conftest import ROOT
 
 from spark_tui.errors import ConfigError
 from spark_tui.settings import docs, registry
 from spark_tui.settings.resolve import Inputs, resolve
-
-from conftest import ROOT
 
 DUO = str(ROOT / "sample_clusters" / "spark-duo.yaml")
 
@@ -64,7 +63,11 @@ LAYER_ORDER = ["default", "user", "cluster", "env", "flag", "interactive"]
 
 def _inputs_with(tmp_path, layers: dict[str, str]) -> Inputs:
     """Inputs where each named layer requests image=<layer name>."""
-    user = write(tmp_path, "user.yaml", f"image: {layers['user']}\n") if "user" in layers else str(tmp_path / "absent.yaml")
+    user = (
+        write(tmp_path, "user.yaml", f"image: {layers['user']}\n")
+        if "user" in layers
+        else str(tmp_path / "absent.yaml")
+    )
     cluster_text = "nodes:\n  - {name: a, host: 127.0.0.1}\n"
     if "cluster" in layers:
         cluster_text = f"image: {layers['cluster']}\n" + cluster_text
@@ -91,12 +94,16 @@ def test_every_precedence_pair(tmp_path, low, high):
 
 
 def test_node_value_beats_cluster_wide_in_same_layer_but_not_a_higher_layer(tmp_path):
-    path = write(tmp_path, "c.yaml", """\
+    path = write(
+        tmp_path,
+        "c.yaml",
+        """\
         netdev: enp1s0f0np0
         nodes:
           - {name: a, host: 10.0.0.1, netdev: enP2p1s0f1np1}
           - {name: b, host: 10.0.0.2}
-        """)
+        """,
+    )
     config = resolve(Inputs(cluster_file=path, user_config=""))
     assert config.node("a")["netdev"] == "enP2p1s0f1np1"
     assert config.node("b")["netdev"] == "enp1s0f0np0"
@@ -107,7 +114,9 @@ def test_node_value_beats_cluster_wide_in_same_layer_but_not_a_higher_layer(tmp_
 
 
 def test_interactive_edit_per_node(tmp_path):
-    config = resolve(Inputs(cluster_file=DUO, user_config="", interactive={"nodes.spark-b.netdev": "enP2p1s0f1np1"}))
+    config = resolve(
+        Inputs(cluster_file=DUO, user_config="", interactive={"nodes.spark-b.netdev": "enP2p1s0f1np1"})
+    )
     b = config.node("spark-b").values["netdev"]
     assert b.value == "enP2p1s0f1np1" and b.source.layer == "interactive"
     assert config.node("spark-a")["netdev"] == "enp1s0f1np1"
@@ -116,11 +125,15 @@ def test_interactive_edit_per_node(tmp_path):
 
 
 def test_env_maps_merge_key_by_key_with_sources(tmp_path):
-    path = write(tmp_path, "c.yaml", """\
+    path = write(
+        tmp_path,
+        "c.yaml",
+        """\
         env: {A: "1", B: "2"}
         nodes:
           - {name: a, host: 10.0.0.1, env: {B: "3"}}
-        """)
+        """,
+    )
     config = resolve(Inputs(cluster_file=path, user_config="", flags={"env": ({"C": "4"}, "--env")}))
     env = config.node("a").values["env"]
     assert env.value == {"A": "1", "B": "3", "C": "4"}
@@ -154,7 +167,13 @@ def test_derived_container_env_names_its_origin():
     env = {v.name: v for v in config.node("spark-b").container_env}
     assert env["VLLM_HOST_IP"].value == "192.168.177.12"
     assert "data_ip" in env["VLLM_HOST_IP"].derived_from and ":19:14" in env["VLLM_HOST_IP"].derived_from
-    for name in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "UCX_NET_DEVICES", "OMPI_MCA_btl_tcp_if_include"):
+    for name in (
+        "NCCL_SOCKET_IFNAME",
+        "GLOO_SOCKET_IFNAME",
+        "TP_SOCKET_IFNAME",
+        "UCX_NET_DEVICES",
+        "OMPI_MCA_btl_tcp_if_include",
+    ):
         assert env[name].value == "enp1s0f1np1"
     assert env["NCCL_IB_HCA"].value == "rocep1s0f1,roceP2p1s0f1"
     assert env["NCCL_IB_DISABLE"].value == "0"
@@ -164,9 +183,13 @@ def test_derived_container_env_names_its_origin():
 
 
 def test_user_env_overriding_a_derived_variable_is_shown(tmp_path):
-    config = resolve(Inputs(cluster_file=DUO, user_config="", flags={"env": ({"NCCL_IB_HCA": "mlx5_0"}, "--env")}))
+    config = resolve(
+        Inputs(cluster_file=DUO, user_config="", flags={"env": ({"NCCL_IB_HCA": "mlx5_0"}, "--env")})
+    )
     node = config.node("spark-a")
-    derived = next(v for v in node.container_env if v.name == "NCCL_IB_HCA" and v.derived_from.startswith("hca"))
+    derived = next(
+        v for v in node.container_env if v.name == "NCCL_IB_HCA" and v.derived_from.startswith("hca")
+    )
     assert str(derived.overridden_by) == "command line --env"
     assert node.env_dict()["NCCL_IB_HCA"] == "mlx5_0"
 
@@ -186,11 +209,16 @@ def test_image_name_lookalike_and_flag_override(run_cli, monkeypatch):
     first = out.splitlines()[:3]
     assert first[0] == "WARNINGS" and "IMAGE_NAME=x" in first[1] and "`image`" in first[1]
     assert "--image VALUE" in first[1] and "SPARK_TUI_IMAGE" in first[1]
-    assert any(line.split()[:2] == ["image", "vllm-node:latest"] and f"{DUO}:5:8" in line for line in out.splitlines())
+    assert any(
+        line.split()[:2] == ["image", "vllm-node:latest"] and f"{DUO}:5:8" in line
+        for line in out.splitlines()
+    )
     code, out, _ = run_cli("config", "--cluster", DUO, "--image", "y")
     image_line = next(line for line in out.splitlines() if line.split()[:1] == ["image"])
     assert image_line.split()[1] == "y" and "command line --image" in image_line
-    assert f"cluster.image: vllm-node:latest (cluster file {DUO}:5:8): overridden by command line --image" in out
+    assert (
+        f"cluster.image: vllm-node:latest (cluster file {DUO}:5:8): overridden by command line --image" in out
+    )
 
 
 @pytest.mark.parametrize("name,key", sorted(registry.LOOKALIKE_ENV.items()))
@@ -214,7 +242,11 @@ def test_config_json(run_cli, monkeypatch):
 def test_secrets_are_masked_everywhere(run_cli, monkeypatch):
     monkeypatch.setenv("SPARK_TUI_HF_TOKEN", "hf_envsecret123")
     monkeypatch.setenv("HF_TOKEN", "hf_lookalike456")
-    for args in (("config",), ("config", "--json"), ("config", "--hf-token", "hf_flagsecret789", "-e", "HF_TOKEN=hf_map000")):
+    for args in (
+        ("config",),
+        ("config", "--json"),
+        ("config", "--hf-token", "hf_flagsecret789", "-e", "HF_TOKEN=hf_map000"),
+    ):
         code, out, err = run_cli(*args)
         assert code == 0
         for secret in ("hf_envsecret123", "hf_lookalike456", "hf_flagsecret789", "hf_map000"):
@@ -225,7 +257,9 @@ def test_secrets_are_masked_everywhere(run_cli, monkeypatch):
 def test_repeated_flag_with_different_values_is_an_error(run_cli):
     code, out, err = run_cli("--image", "a", "config", "--image", "b")
     assert code == 2 and out == ""
-    assert err.strip() == "spark-tui: error: --image: given 2 times with different values (a, b); give it once"
+    assert (
+        err.strip() == "spark-tui: error: --image: given 2 times with different values (a, b); give it once"
+    )
 
 
 def test_flag_before_subcommand_is_kept(run_cli):
@@ -238,14 +272,26 @@ def test_flag_before_subcommand_is_kept(run_cli):
 NODES = "nodes:\n  - {name: a, host: 10.0.0.1}\n"
 BAD_FILES = [
     ("unknown key", "imag: x\n" + NODES, ":1:1: unknown setting 'imag'; did you mean 'image'?"),
-    ("unknown node key", "nodes:\n  - {name: a, host: 10.0.0.1, hots: b}\n", ":2:31: unknown node setting 'hots'; did you mean 'host'?"),
+    (
+        "unknown node key",
+        "nodes:\n  - {name: a, host: 10.0.0.1, hots: b}\n",
+        ":2:31: unknown node setting 'hots'; did you mean 'host'?",
+    ),
     ("port not a number", "port: abc\n" + NODES, ":1:7: port: expected an integer, got str 'abc'"),
     ("tp zero", "tensor_parallel_size: 0\n" + NODES, ":1:23: tensor_parallel_size: 0 is below the minimum 1"),
     ("port too big", "vllm_port: 70000\n" + NODES, "vllm_port: 70000 is above the maximum 65535"),
     ("bool as string", "privileged: maybe\n" + NODES, "privileged: expected true or false"),
     ("bad executor", "executor: mpi\n" + NODES, "executor: 'mpi' is not one of ray, native"),
-    ("duplicate nodes", "nodes:\n  - {name: a, host: 10.0.0.1}\n  - {name: a, host: 10.0.0.2}\n", ":3:12: duplicate node name 'a'"),
-    ("bad data ip", "nodes:\n  - {name: a, host: 10.0.0.1, data_ip: 10.0.0.300}\n", ":2:40: data_ip: '10.0.0.300' is not an IPv4 address"),
+    (
+        "duplicate nodes",
+        "nodes:\n  - {name: a, host: 10.0.0.1}\n  - {name: a, host: 10.0.0.2}\n",
+        ":3:12: duplicate node name 'a'",
+    ),
+    (
+        "bad data ip",
+        "nodes:\n  - {name: a, host: 10.0.0.1, data_ip: 10.0.0.300}\n",
+        ":2:40: data_ip: '10.0.0.300' is not an IPv4 address",
+    ),
     ("bad host ip", "nodes:\n  - {name: a, host: 999.1.1.1}\n", "host: '999.1.1.1' is not an IPv4 address"),
     ("host with shell", "nodes:\n  - {name: a, host: 'a;rm -rf /'}\n", "is not a host name or address"),
     ("yaml syntax", "image: [x\n" + NODES, "YAML syntax error"),
@@ -257,17 +303,37 @@ BAD_FILES = [
     ("node not a mapping", "nodes:\n  - a\n", ":2:5: each node must be a mapping"),
     ("node missing host", "nodes:\n  - {name: a}\n", ":2:5: node 1 has no 'host'"),
     ("head not a node", "head: z\n" + NODES, ":1:7: head 'z' is not a node name (a)"),
-    ("duplicate data ip", "nodes:\n  - {name: a, host: 10.0.0.1}\n  - {name: b, host: 10.0.0.1}\n", "data_ip 10.0.0.1 is already used by node 'a'"),
-    ("yaml alias bomb", "a: &a [x, x]\nb: &b [*a, *a]\n" + NODES, ":1:4: YAML anchors and aliases are not allowed"),
+    (
+        "duplicate data ip",
+        "nodes:\n  - {name: a, host: 10.0.0.1}\n  - {name: b, host: 10.0.0.1}\n",
+        "data_ip 10.0.0.1 is already used by node 'a'",
+    ),
+    (
+        "yaml alias bomb",
+        "a: &a [x, x]\nb: &b [*a, *a]\n" + NODES,
+        ":1:4: YAML anchors and aliases are not allowed",
+    ),
     ("deep nesting", "env: " + "[" * 60 + "]" * 60 + "\n" + NODES, "nesting is deeper than 20 levels"),
     ("env not a map", "env: [a]\n" + NODES, "env: expected a mapping of NAME: value"),
     ("env bad name", "env: {'A-B': 1}\n" + NODES, "'A-B' is not a valid environment variable name"),
     ("shm size", "shm_size: lots\n" + NODES, "shm_size: 'lots' is not a size"),
     ("bad container name", "container_name: x\n" + NODES, "container_name: 'x' is not valid"),
-    ("user key in cluster file", "cluster: other.yaml\n" + NODES, "'cluster' can only be set in the user config"),
-    ("python tag", "image: !!python/object/apply:os.system [id]\n" + NODES, ":1:8: YAML tag !!python/object/apply:os.system is not allowed"),
+    (
+        "user key in cluster file",
+        "cluster: other.yaml\n" + NODES,
+        "'cluster' can only be set in the user config",
+    ),
+    (
+        "python tag",
+        "image: !!python/object/apply:os.system [id]\n" + NODES,
+        ":1:8: YAML tag !!python/object/apply:os.system is not allowed",
+    ),
     ("timeouts bad", "timeouts:\n  ready: soon\n" + NODES, ":2:10: timeouts.ready: expected a number"),
-    ("unknown timeout", "timeouts:\n  raedy: 3\n" + NODES, "unknown setting 'timeouts.raedy'; did you mean 'timeouts.ready'?"),
+    (
+        "unknown timeout",
+        "timeouts:\n  raedy: 3\n" + NODES,
+        "unknown setting 'timeouts.raedy'; did you mean 'timeouts.ready'?",
+    ),
 ]
 
 
@@ -302,13 +368,25 @@ BAD_ARGS = [
     (("config", "--tensor-parallel-size", "0"), {}, "--tensor-parallel-size: 0 is below the minimum 1"),
     (("config", "--executor", "mpi"), {}, "--executor: 'mpi' is not one of ray, native"),
     (("config", "-e", "NOEQUALS"), {}, "-e: expected NAME=VALUE"),
-    (("config", "--cluster", "/nonexistent/c.yaml"), {}, "--cluster: cluster file /nonexistent/c.yaml: no such file"),
+    (
+        ("config", "--cluster", "/nonexistent/c.yaml"),
+        {},
+        "--cluster: cluster file /nonexistent/c.yaml: no such file",
+    ),
     (("config", "--cluster", "/"), {}, "/: is a directory"),
     (("config", "--no-such-flag"), {}, "command line: unrecognized arguments: --no-such-flag"),
-    (("config",), {"SPARK_TUI_IMAGEE": "x"}, "SPARK_TUI_IMAGEE: environment variable matches no spark-tui setting; did you mean SPARK_TUI_IMAGE?"),
+    (
+        ("config",),
+        {"SPARK_TUI_IMAGEE": "x"},
+        "SPARK_TUI_IMAGEE: environment variable matches no spark-tui setting; did you mean SPARK_TUI_IMAGE?",
+    ),
     (("config",), {"SPARK_TUI_VLLM_PORT": "http"}, "SPARK_TUI_VLLM_PORT: expected an integer, got 'http'"),
     (("config",), {"SPARK_TUI_PRIVILEGED": "perhaps"}, "SPARK_TUI_PRIVILEGED: expected true or false"),
-    (("config",), {"SPARK_TUI_CLUSTER": "/nonexistent/x.yaml"}, "environment SPARK_TUI_CLUSTER: cluster file /nonexistent/x.yaml: no such file"),
+    (
+        ("config",),
+        {"SPARK_TUI_CLUSTER": "/nonexistent/x.yaml"},
+        "environment SPARK_TUI_CLUSTER: cluster file /nonexistent/x.yaml: no such file",
+    ),
     (("config", "--vllm-args", "--x 'unclosed"), {}, "--vllm-args: cannot split arguments"),
 ]
 
@@ -336,7 +414,12 @@ def test_bad_user_config_names_the_file(run_cli, clean_env):
 def test_no_traceback_from_the_real_command(clean_env):
     bad = clean_env / "bad.yaml"
     bad.write_bytes(b"\xff\xfe")
-    proc = subprocess.run([sys.executable, "-m", "spark_tui", "config", "--cluster", str(bad)], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_tui", "config", "--cluster", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
 
@@ -361,7 +444,8 @@ def test_detected_values_lose_to_every_configured_layer(tmp_path, high):
     node_line = "  - {name: a, host: 10.0.0.1" + (", netdev: eth-cluster}" if high == "cluster" else "}")
     cluster = write(tmp_path, "c.yaml", "nodes:\n" + node_line + "\n")
     inputs = Inputs(
-        cluster_file=cluster, user_config=user,
+        cluster_file=cluster,
+        user_config=user,
         environ={"SPARK_TUI_NETDEV": "eth-env"} if high == "env" else {},
         flags={"netdev": ("eth-flag", "--netdev")} if high == "flag" else {},
         interactive={"nodes.a.netdev": "eth-interactive"} if high == "interactive" else {},
@@ -370,16 +454,32 @@ def test_detected_values_lose_to_every_configured_layer(tmp_path, high):
     value = resolve(inputs).node("a").values["netdev"]
     assert value.value == f"eth-{high}" and value.source.layer == high
     assert any(c.value == "eth-detected" and c.source.layer == "detected" for c, _ in value.overridden())
-    alone = resolve(Inputs(cluster_file=cluster if high != "cluster" else write(tmp_path, "d.yaml", "nodes:\n  - {name: a, host: 10.0.0.1}\n"),
-                           user_config="", detected=inputs.detected)).node("a").values["netdev"]
-    assert alone.value == "eth-detected" and str(alone.source) == "detected on a: the interface holding 10.0.0.1"
+    alone = (
+        resolve(
+            Inputs(
+                cluster_file=cluster
+                if high != "cluster"
+                else write(tmp_path, "d.yaml", "nodes:\n  - {name: a, host: 10.0.0.1}\n"),
+                user_config="",
+                detected=inputs.detected,
+            )
+        )
+        .node("a")
+        .values["netdev"]
+    )
+    assert (
+        alone.value == "eth-detected" and str(alone.source) == "detected on a: the interface holding 10.0.0.1"
+    )
 
 
-@pytest.mark.parametrize("argv, source", [
-    (("config", "--keys", "nosuch=x"), "command line --keys: keys: no binding with id 'nosuch'"),
-    (("--theme", "nosuch", "config"), "command line --theme: no theme 'nosuch'"),
-    (("plan", "--theme", "nosuch"), "no theme 'nosuch'"),
-])
+@pytest.mark.parametrize(
+    "argv, source",
+    [
+        (("config", "--keys", "nosuch=x"), "command line --keys: keys: no binding with id 'nosuch'"),
+        (("--theme", "nosuch", "config"), "command line --theme: no theme 'nosuch'"),
+        (("plan", "--theme", "nosuch"), "no theme 'nosuch'"),
+    ],
+)
 def test_every_command_validates_keys_and_theme(run_cli, argv, source):
     code, out, err = run_cli(*argv)
     assert code == 2 and out == "" and err.count("\n") == 1 and source in err, err

@@ -26,8 +26,20 @@ COUNTER = "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.02; done"
 
 
 def start_counter(cluster, node):
-    cluster.docker(node, "run", "-d", "--name", "vllm_node", "--label", "spark-tui.cluster=local",
-                   "--entrypoint", "sh", tc.IMAGE, "-c", COUNTER)
+    cluster.docker(
+        node,
+        "run",
+        "-d",
+        "--name",
+        "vllm_node",
+        "--label",
+        "spark-tui.cluster=local",
+        "--entrypoint",
+        "sh",
+        tc.IMAGE,
+        "-c",
+        COUNTER,
+    )
 
 
 def test_log_follow_survives_sshd_killed(cluster, tmp_path):
@@ -38,7 +50,11 @@ def test_log_follow_survives_sshd_killed(cluster, tmp_path):
 
     async def flow():
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(pilot, lambda: worker.name in app.views and app.views[worker.name].own_containers("local"), "the worker's container")
+            await until(
+                pilot,
+                lambda: worker.name in app.views and app.views[worker.name].own_containers("local"),
+                "the worker's container",
+            )
             app.open_logs(worker.name)
             await pilot.pause()
             logs = app.screen
@@ -46,21 +62,42 @@ def test_log_follow_survives_sshd_killed(cluster, tmp_path):
             await until(pilot, lambda: len(logs.view.buffer.lines) > 20, "ticks")
             cluster.stop_sshd(worker)
             await asyncio.to_thread(cluster.kill_sshd_sessions, worker)
-            await until(pilot, lambda: logs.view.sources.get(worker.name, "").startswith("disconnected"), "the disconnected state", timeout=20)
-            await until(pilot, lambda: not app.views[worker.name].snapshot.reachable, "the pane to show the node unreachable", timeout=20)
+            await until(
+                pilot,
+                lambda: logs.view.sources.get(worker.name, "").startswith("disconnected"),
+                "the disconnected state",
+                timeout=20,
+            )
+            await until(
+                pilot,
+                lambda: not app.views[worker.name].snapshot.reachable,
+                "the pane to show the node unreachable",
+                timeout=20,
+            )
             seen_unreachable.append(True)
             count = len(logs.view.buffer.lines)
             await asyncio.sleep(1.0)  # lines keep coming on the node while nothing can be read
             cluster.start_sshd(worker)
-            await until(pilot, lambda: logs.view.sources.get(worker.name, "").startswith("following") and len(logs.view.buffer.lines) > count + 60,
-                        "the stream to resume", timeout=40)
-            await until(pilot, lambda: app.views[worker.name].snapshot.reachable, "the pane to reconnect", timeout=40)
+            await until(
+                pilot,
+                lambda: (
+                    logs.view.sources.get(worker.name, "").startswith("following")
+                    and len(logs.view.buffer.lines) > count + 60
+                ),
+                "the stream to resume",
+                timeout=40,
+            )
+            await until(
+                pilot, lambda: app.views[worker.name].snapshot.reachable, "the pane to reconnect", timeout=40
+            )
             return list(logs.view.buffer.lines)
 
     lines = asyncio.run(flow())
     ticks = [int(line.split()[1]) for line in lines if line.startswith("tick ")]
     # Resumed from the last timestamp: nothing lost while disconnected, nothing shown twice.
-    assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), [t for a, t in zip(ticks, ticks[1:]) if t != a + 1][:5]
+    assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), [
+        t for a, t in zip(ticks, ticks[1:], strict=False) if t != a + 1
+    ][:5]
     assert seen_unreachable
 
 
@@ -75,9 +112,12 @@ def test_link_flapping_twenty_times(cluster, tmp_path):
                 cluster.link_down(worker)
                 try:
                     during = await asyncio.wait_for(monitor.refresh(worker.name), 1.0)
-                    assert not during.snapshot.reachable or during.snapshot.data_interface is None \
-                        or during.snapshot.data_interface.state != "UP", f"cycle {i}: link down but reported up"
-                except asyncio.TimeoutError:
+                    assert (
+                        not during.snapshot.reachable
+                        or during.snapshot.data_interface is None
+                        or during.snapshot.data_interface.state != "UP"
+                    ), f"cycle {i}: link down but reported up"
+                except TimeoutError:
                     pass  # the probe hung on the dead link and was abandoned: what the cockpit does too
                 other = await monitor.refresh(head.name)
                 assert other.snapshot.reachable, f"cycle {i}: the head pane went down with the worker's link"
@@ -85,7 +125,9 @@ def test_link_flapping_twenty_times(cluster, tmp_path):
                 after = await monitor.refresh(worker.name)
                 iface = after.snapshot.data_interface
                 assert after.snapshot.reachable, f"cycle {i}: {after.snapshot.error}"
-                assert iface is not None and iface.state == "UP" and iface.ipv4 == [f"{worker.ip}/24"], f"cycle {i}: {iface}"
+                assert iface is not None and iface.state == "UP" and iface.ipv4 == [f"{worker.ip}/24"], (
+                    f"cycle {i}: {iface}"
+                )
 
     asyncio.run(flap())
 
@@ -97,8 +139,15 @@ def test_dockerd_stopped_during_launch_rolls_back(cluster, tmp_path):
 
     def emit(event):
         got.append(event)
-        if isinstance(event, ev.Stage) and event.node == head.name and event.stage == "container" and event.status == "done":
-            cluster.stop_dockerd(worker)  # the head is up; the worker's engine dies before its container starts
+        if (
+            isinstance(event, ev.Stage)
+            and event.node == head.name
+            and event.stage == "container"
+            and event.status == "done"
+        ):
+            cluster.stop_dockerd(
+                worker
+            )  # the head is up; the worker's engine dies before its container starts
 
     async def run():
         async with Nodes(config) as nodes:
@@ -117,11 +166,18 @@ def test_spark_tui_killed_mid_launch_then_restarted(cluster, tmp_path):
     (tmp_path / "home").mkdir()
     env = {"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]}
     cmd = [sys.executable, "-m", "spark_tui", "--cluster", path]
-    up = subprocess.Popen(cmd + ["up", *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=5"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    up = subprocess.Popen(
+        cmd + ["up", *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=5"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 60
         while not all(len(ids) == 1 for ids in containers(cluster, 2).values()):
-            assert up.poll() is None and time.monotonic() < deadline, up.stdout.read().decode() if up.poll() is not None else "no containers"
+            assert up.poll() is None and time.monotonic() < deadline, (
+                up.stdout.read().decode() if up.poll() is not None else "no containers"
+            )
             time.sleep(0.2)
         up.send_signal(signal.SIGKILL)  # no rollback can run: the containers are orphans now
         up.wait(10)
@@ -132,8 +188,10 @@ def test_spark_tui_killed_mid_launch_then_restarted(cluster, tmp_path):
 
     # Restarted, spark-tui finds them by label: status lists them, the cockpit shows them, down removes them.
     status = subprocess.run(cmd + ["status", "--json"], env=env, capture_output=True, text=True, timeout=60)
-    found = {n["node"]: [c["name"] for c in n["containers"] if c["labels"].get("spark-tui.cluster") == "local"]
-             for n in json.loads(status.stdout)["nodes"]}
+    found = {
+        n["node"]: [c["name"] for c in n["containers"] if c["labels"].get("spark-tui.cluster") == "local"]
+        for n in json.loads(status.stdout)["nodes"]
+    }
     assert found == {n.name: ["vllm_node"] for n in cluster.nodes[:2]}
 
     app = make_app(cluster, tmp_path)

@@ -6,7 +6,6 @@ tree, so it cannot show a file missing from the package; these tests use no edit
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -25,20 +24,30 @@ ROOT = Path(__file__).resolve().parent.parent
 def _source_copy(where: Path) -> Path:
     """The source as a clone has it: a `build/` left by an earlier build would hide a missing file."""
     dest = where / "src"
-    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns("build", "*.egg-info", ".git", "__pycache__", "__snapshots__"))
+    shutil.copytree(
+        ROOT,
+        dest,
+        ignore=shutil.ignore_patterns("build", "*.egg-info", ".git", "__pycache__", "__snapshots__"),
+    )
     return dest
 
 
 def _wheel(out: Path) -> Path:
     # Built as pip builds it for a user: in an isolated build environment.
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(_source_copy(out))],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(_source_copy(out))],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return next(out.glob("spark_tui-*.whl"))
 
 
 def test_wheel_holds_every_source_module_stylesheet_and_theme(tmp_path):
     names = set(zipfile.ZipFile(_wheel(tmp_path)).namelist())
-    wanted = {str(p.relative_to(ROOT)) for p in (ROOT / "spark_tui").rglob("*") if p.suffix in (".py", ".tcss")}
+    wanted = {
+        str(p.relative_to(ROOT)) for p in (ROOT / "spark_tui").rglob("*") if p.suffix in (".py", ".tcss")
+    }
     wanted |= {f"spark_tui/themes/{p.name}" for p in (ROOT / "themes").glob("*.yaml")}
     assert len([w for w in wanted if w.startswith("spark_tui/themes/")]) == 3
     assert sorted(wanted - names) == []
@@ -56,8 +65,17 @@ def installed(tmp_path_factory) -> Path:
 
 
 def test_fresh_install_is_not_the_source_tree(installed, tmp_path):
-    out = subprocess.run([str(installed / "python"), "-c", "import spark_tui.paths as p; print(p.__file__); print(p.PACKAGE_THEMES)"],
-                         capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
+    out = subprocess.run(
+        [
+            str(installed / "python"),
+            "-c",
+            "import spark_tui.paths as p; print(p.__file__); print(p.PACKAGE_THEMES)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.split()
     assert all(str(installed.parent) in line and str(ROOT) not in line for line in out), out
 
 
@@ -66,7 +84,11 @@ def test_fresh_install_opens_the_cockpit_in_a_terminal(installed, tmp_path):
     term = Terminal("spark-tui-install")
     (tmp_path / "home").mkdir()
     done = tmp_path / "exit-code"
-    env = {"HOME": str(tmp_path / "home"), "PATH": f"{installed}:/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "xterm-256color"}
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "PATH": f"{installed}:/usr/sbin:/usr/bin:/sbin:/bin",
+        "TERM": "xterm-256color",
+    }
     term.start(f"spark-tui; echo $? > {done}", env, cwd=str(tmp_path))
     try:
         screen = term.wait_for("(head)", timeout=60)
@@ -90,6 +112,10 @@ def test_fresh_install_headless_commands(installed, tmp_path):
     assert proc.returncode == 0, proc.stderr
     themes = next(line for line in proc.stdout.splitlines() if line.startswith("themes (built in)"))
     assert str(installed.parent) in themes
-    assert sorted(p.name for p in Path(themes.split()[3]).glob("*.yaml")) == sorted(p.name for p in (ROOT / "themes").glob("*.yaml"))
-    proc = subprocess.run(["spark-tui", "--theme", "nosuch", "config"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert sorted(p.name for p in Path(themes.split()[3]).glob("*.yaml")) == sorted(
+        p.name for p in (ROOT / "themes").glob("*.yaml")
+    )
+    proc = subprocess.run(
+        ["spark-tui", "--theme", "nosuch", "config"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nosuch" in proc.stderr, proc.stderr

@@ -22,7 +22,11 @@ def config_for(cluster, count, tmp_path, **flags):
     path = cluster.cluster_file(count, tmp_path / f"c{count}.yaml")
     flags = {**tc.SANDBOX, **flags}
     flags.setdefault("env", {"SPARK_TEST_SHARD_DELAY": "0.02"})
-    return resolve(Inputs(cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+    return resolve(
+        Inputs(
+            cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}
+        )
+    )
 
 
 def containers(cluster, count):
@@ -34,7 +38,9 @@ async def launch(config, cancel_after=None):
     got = []
     async with Nodes(config) as nodes:
         config, _ = await with_detected(config, nodes)
-        task = asyncio.ensure_future(Launch(config, nodes, got.append, {n.name: True for n in config.nodes}).run())
+        task = asyncio.ensure_future(
+            Launch(config, nodes, got.append, {n.name: True for n in config.nodes}).run()
+        )
         if cancel_after is None:
             ok = await task
         else:
@@ -100,7 +106,14 @@ def test_rollback_when_a_worker_dockerd_is_stopped(cluster, tmp_path):
 
 
 def test_rollback_when_nccl_init_never_completes(cluster, tmp_path):
-    config = config_for(cluster, 2, tmp_path, executor="native", env={"SPARK_TEST_FAIL": "nccl_hang"}, **{"timeouts.nccl_init": 2.0})
+    config = config_for(
+        cluster,
+        2,
+        tmp_path,
+        executor="native",
+        env={"SPARK_TEST_FAIL": "nccl_hang"},
+        **{"timeouts.nccl_init": 2.0},
+    )
     ok, got, _ = asyncio.run(launch(config))
     assert not ok
     _assert_rolled_back(cluster, 2, got, "NCCL init started but not complete after 2 s")
@@ -126,7 +139,9 @@ def test_rollback_when_vllm_runs_out_of_memory(cluster, tmp_path):
 def test_same_name_container_with_other_image_is_refused(cluster, tmp_path):
     worker = cluster.nodes[1]
     cluster.import_image(worker, "other/image:1", variant="other")
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "other/image:1", "300")
+    cluster.docker(
+        worker, "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "other/image:1", "300"
+    )
     ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path)))
     assert not ok
     failed = next(e for e in got if isinstance(e, ev.Failed))
@@ -142,7 +157,21 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
     worker = cluster.nodes[1]
     cluster.docker(worker, "rm", "-f", "vllm_node")
     cluster.import_image(worker, variant="other")  # another image under the same tag
-    cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--network", "host", "-v", "/tmp:/hostdata", "--entrypoint", "sleep", tc.IMAGE, "300")
+    cluster.docker(
+        worker,
+        "run",
+        "-d",
+        "--name",
+        "vllm_node",
+        "--network",
+        "host",
+        "-v",
+        "/tmp:/hostdata",
+        "--entrypoint",
+        "sleep",
+        tc.IMAGE,
+        "300",
+    )
 
     async def check():
         async with Nodes(config) as nodes:
@@ -154,7 +183,10 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
         assert {"image", "command", "config-hash", "mounts"} <= whats
         mounts = next(i for i in items if i.what == "mounts")
         # the default cache volume, ~ expanded to the home of the login user on the node
-        assert (mounts.requested, mounts.actual) == ("/root/.cache/huggingface:/root/.cache/huggingface", "/tmp:/hostdata")
+        assert (mounts.requested, mounts.actual) == (
+            "/root/.cache/huggingface:/root/.cache/huggingface",
+            "/tmp:/hostdata",
+        )
         image = next(i for i in items if i.what == "image")
         assert "another image under the same tag" in image.actual
         assert not [i for i in items if i.node == cluster.nodes[0].name]
@@ -192,21 +224,40 @@ def test_status_shows_drift_after_a_hand_replacement(cluster, tmp_path, run_cli)
     config = config_for(cluster, 2, tmp_path)
     ok, _, _ = asyncio.run(launch(config))
     assert ok
-    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    code, out, _ = run_cli(
+        "status",
+        "--cluster",
+        str(tmp_path / "c2.yaml"),
+        *tc.SANDBOX_FLAGS,
+        "-e",
+        "SPARK_TEST_SHARD_DELAY=0.02",
+    )
     assert "DRIFT" not in out
     worker = cluster.nodes[1]
     cluster.docker(worker, "rm", "-f", "vllm_node")
     cluster.import_image(worker, "hand/made:1", variant="other")
     cluster.docker(worker, "run", "-d", "--name", "vllm_node", "--entrypoint", "sleep", "hand/made:1", "300")
-    code, out, _ = run_cli("status", "--cluster", str(tmp_path / "c2.yaml"), *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    code, out, _ = run_cli(
+        "status",
+        "--cluster",
+        str(tmp_path / "c2.yaml"),
+        *tc.SANDBOX_FLAGS,
+        "-e",
+        "SPARK_TEST_SHARD_DELAY=0.02",
+    )
     assert f"DRIFT {worker.name} image: requested {tc.IMAGE}, actual hand/made:1" in out
 
 
 def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_path):
     canary = "/tmp/spark-tui-launch-canary"
     hostile = f"$(touch {canary}); `touch {canary}`; touch {canary}"
-    config = config_for(cluster, 2, tmp_path, env={"SPARK_TEST_SHARD_DELAY": "0.02", "HOSTILE": hostile},
-                        vllm_args=["--chat-template", hostile])
+    config = config_for(
+        cluster,
+        2,
+        tmp_path,
+        env={"SPARK_TEST_SHARD_DELAY": "0.02", "HOSTILE": hostile},
+        vllm_args=["--chat-template", hostile],
+    )
     ok, _, _ = asyncio.run(launch(config))
     assert ok
     head = cluster.nodes[0]
@@ -221,7 +272,11 @@ def test_unset_netdev_and_hca_are_detected_and_labelled(cluster, tmp_path):
     from spark_tui.core.probes import detected_values
 
     path = cluster.cluster_file(2, tmp_path / "nodetect.yaml")
-    text = "".join(line + "\n" for line in Path(path).read_text().splitlines() if not line.startswith(("netdev:", "hca:")))
+    text = "".join(
+        line + "\n"
+        for line in Path(path).read_text().splitlines()
+        if not line.startswith(("netdev:", "hca:"))
+    )
     Path(path).write_text(text)
     config = resolve(Inputs(cluster_file=path, user_config="", environ={}))
     assert config.node(cluster.nodes[1].name)["netdev"] is None
@@ -236,7 +291,10 @@ def test_unset_netdev_and_hca_are_detected_and_labelled(cluster, tmp_path):
     assert worker["netdev"] == tc.NETDEV and worker.values["netdev"].source.layer == "detected"
     assert worker["hca"] == ["rocep1s0f1", "roceP2p1s0f1"]
     env = {v.name: v for v in worker.container_env}
-    assert env["NCCL_SOCKET_IFNAME"].value == tc.NETDEV and "detected on spark-2" in env["NCCL_SOCKET_IFNAME"].derived_from
+    assert (
+        env["NCCL_SOCKET_IFNAME"].value == tc.NETDEV
+        and "detected on spark-2" in env["NCCL_SOCKET_IFNAME"].derived_from
+    )
     assert env["NCCL_IB_HCA"].value == "rocep1s0f1,roceP2p1s0f1"
 
 
@@ -248,24 +306,35 @@ def test_vllm_rejecting_an_argument_fails_at_once_naming_node_and_line(cluster, 
     ok, got, _ = asyncio.run(launch(config))
     assert not ok and time.monotonic() - start < 30
     failed = next(e for e in got if isinstance(e, ev.Failed))
-    assert failed.cause.startswith(cluster.nodes[0].name + ": ") and "unrecognized arguments: --no-such-option" in failed.cause + "\n".join(failed.log_lines)
+    assert failed.cause.startswith(
+        cluster.nodes[0].name + ": "
+    ) and "unrecognized arguments: --no-such-option" in failed.cause + "\n".join(failed.log_lines)
     _assert_rolled_back(cluster, 2, got, "")
 
 
 def test_older_vllm_and_ray_output_still_launch(cluster, tmp_path):
     """Older vLLM prints a Uvicorn line, older Ray `Healthy:`/`Usage:`: both still reach READY."""
-    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_LEGACY_UVICORN": "1", "SPARK_TEST_RAY_STATUS": "legacy"}
+    env = {
+        "SPARK_TEST_SHARD_DELAY": "0.02",
+        "SPARK_TEST_LEGACY_UVICORN": "1",
+        "SPARK_TEST_RAY_STATUS": "legacy",
+    }
     ok, got, items = asyncio.run(launch(config_for(cluster, 2, tmp_path, executor="ray", env=env)))
     assert ok and items == [], got
 
 
-@pytest.mark.parametrize("profile, executor, evidence", [
-    # NGC 25.10 ships vLLM 0.10.2: `vllm serve` rejects the native multi-node flags and exits.
-    ("ngc-25.10", "native", "unrecognized arguments: --nnodes"),
-    # vllm/vllm-openai without Ray: the Ray executor cannot start `ray` in it.
-    ("noray", "ray", "ray"),
-])
-def test_image_that_cannot_run_the_executor_fails_naming_node_and_cause(cluster, tmp_path, profile, executor, evidence):
+@pytest.mark.parametrize(
+    "profile, executor, evidence",
+    [
+        # NGC 25.10 ships vLLM 0.10.2: `vllm serve` rejects the native multi-node flags and exits.
+        ("ngc-25.10", "native", "unrecognized arguments: --nnodes"),
+        # vllm/vllm-openai without Ray: the Ray executor cannot start `ray` in it.
+        ("noray", "ray", "ray"),
+    ],
+)
+def test_image_that_cannot_run_the_executor_fails_naming_node_and_cause(
+    cluster, tmp_path, profile, executor, evidence
+):
     image = tc.IMAGES[profile].ref
     for node in cluster.nodes[:2]:
         cluster.import_image(node, image, profile=profile)
@@ -274,7 +343,9 @@ def test_image_that_cannot_run_the_executor_fails_naming_node_and_cause(cluster,
         assert not ok
         failed = next(e for e in got if isinstance(e, ev.Failed))
         text = failed.cause + "\n" + "\n".join(failed.log_lines)
-        assert any(failed.cause.startswith(n.name + ": ") for n in cluster.nodes[:2]) and evidence in text, text
+        assert any(failed.cause.startswith(n.name + ": ") for n in cluster.nodes[:2]) and evidence in text, (
+            text
+        )
         _assert_rolled_back(cluster, 2, got, "")
     finally:
         for node in cluster.nodes[:2]:
@@ -297,23 +368,44 @@ def test_plan_is_what_up_creates(cluster, tmp_path, run_cli, executor):
         spec = planned[node.name]
         real = json.loads(cluster.docker(node, "inspect", spec["name"]).stdout)[0]
         cfg, host = real["Config"], real["HostConfig"]
-        image_env = set(json.loads(cluster.docker(node, "image", "inspect", "--format", "{{json .Config.Env}}", spec["image"]).stdout) or [])
+        image_env = set(
+            json.loads(
+                cluster.docker(
+                    node, "image", "inspect", "--format", "{{json .Config.Env}}", spec["image"]
+                ).stdout
+            )
+            or []
+        )
         assert cfg["Image"] == spec["image"]
         assert (cfg["Entrypoint"], cfg["Cmd"]) == (spec["entrypoint"], spec["cmd"])
         assert set(cfg["Env"]) - image_env == {f"{e['name']}={e['value']}" for e in spec["env"]}
         assert cfg["Labels"] == spec["labels"]
-        assert sorted(host["Binds"] or []) == sorted(spec["volumes"]) and not any("~" in b for b in host["Binds"])
-        assert (host["NetworkMode"], host["IpcMode"], host["Privileged"]) == (spec["network"], spec["ipc"], spec["privileged"])
+        assert sorted(host["Binds"] or []) == sorted(spec["volumes"]) and not any(
+            "~" in b for b in host["Binds"]
+        )
+        assert (host["NetworkMode"], host["IpcMode"], host["Privileged"]) == (
+            spec["network"],
+            spec["ipc"],
+            spec["privileged"],
+        )
         assert (host["CapAdd"] or []) == spec["cap_add"]
         assert [d["PathOnHost"] for d in host["Devices"] or []] == spec["devices"]
         assert host["ShmSize"] == 64 << 30 and spec["shm_size"] == "64g"
         assert host["Memory"] == 110 << 30 and spec["memory_limit"] == "110g"
         assert host["PidsLimit"] == spec["pids_limit"]
-        assert [(u["Name"], u["Soft"], u["Hard"]) for u in host["Ulimits"]] == [("nofile", *spec["ulimits"]["nofile"])]
+        assert [(u["Name"], u["Soft"], u["Hard"]) for u in host["Ulimits"]] == [
+            ("nofile", *spec["ulimits"]["nofile"])
+        ]
         assert host["DeviceRequests"][0]["Capabilities"] == [["gpu"]] and spec["gpus"] == "auto"
         env = {e["name"]: e for e in spec["env"]}
-        assert env["NCCL_SOCKET_IFNAME"]["value"] == tc.NETDEV and f"detected on {node.name}" in env["NCCL_SOCKET_IFNAME"]["source"]
-        assert env["NCCL_IB_HCA"]["value"] == "rocep1s0f1,roceP2p1s0f1" and "detected" in env["NCCL_IB_HCA"]["source"]
+        assert (
+            env["NCCL_SOCKET_IFNAME"]["value"] == tc.NETDEV
+            and f"detected on {node.name}" in env["NCCL_SOCKET_IFNAME"]["source"]
+        )
+        assert (
+            env["NCCL_IB_HCA"]["value"] == "rocep1s0f1,roceP2p1s0f1"
+            and "detected" in env["NCCL_IB_HCA"]["source"]
+        )
         assert any("~ = $HOME of the login user on " + node.name in note for note in spec["volume_notes"])
         assert spec["entrypoint_note"] == 'replaces the image\'s ENTRYPOINT ["vllm", "serve"]'
     code, out, _ = run_cli("status", "--cluster", path, *flags)

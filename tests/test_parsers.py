@@ -4,12 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 from spark_tui import diagnose
 from spark_tui.parsers import docker_text, gpu, nccl, netif, vllm
 from spark_tui.parsers.text import inert, strip_ansi
-
-from conftest import DATA
 
 
 def read(rel: str) -> str:
@@ -20,41 +19,104 @@ def read(rel: str) -> str:
 
 NCCL_EXPECT = {
     "gb10-nccltests-2node-roce-switch-init.txt": dict(
-        version="2.28.9+cuda13.0", bootstrap_if="enp1s0f1np1", addrs={"192.168.100.15", "192.168.100.16"},
-        socket_ifname="enp1s0f1np1", transport="IB", hcas=[("rocep1s0f1", "RoCE"), ("roceP2p1s0f1", "RoCE")],
-        nranks=2, nnodes=2, init=(2, 2), hosts={"spark-fb97", "spark-4440"}, verdicts={"ib", "init"}),
+        version="2.28.9+cuda13.0",
+        bootstrap_if="enp1s0f1np1",
+        addrs={"192.168.100.15", "192.168.100.16"},
+        socket_ifname="enp1s0f1np1",
+        transport="IB",
+        hcas=[("rocep1s0f1", "RoCE"), ("roceP2p1s0f1", "RoCE")],
+        nranks=2,
+        nnodes=2,
+        init=(2, 2),
+        hosts={"spark-fb97", "spark-4440"},
+        verdicts={"ib", "init"},
+    ),
     "gb10-nccltests-2node-roce-switch-tail.txt": dict(hosts={"spark-fb97", "spark-4440"}, verdicts=set()),
     "dgxspark-vllm-ray-ibext-channels.txt": dict(transport="IBext_v10", verdicts={"ib"}),
     "dgxspark-vllm-worker-roce-nccl2.31.txt": dict(
-        version="2.31.2+cuda13.0", bootstrap_if="enp1s0f0np0", addrs={"169.254.163.17"},
-        hcas=[("rocep1s0f0", "RoCE"), ("roceP2p1s0f0", "RoCE")], ib_hca_env="roceP2p1s0f0,rocep1s0f0", hosts={"edgexpert-5ead"}),
+        version="2.31.2+cuda13.0",
+        bootstrap_if="enp1s0f0np0",
+        addrs={"169.254.163.17"},
+        hcas=[("rocep1s0f0", "RoCE"), ("roceP2p1s0f0", "RoCE")],
+        ib_hca_env="roceP2p1s0f0,rocep1s0f0",
+        hosts={"edgexpert-5ead"},
+    ),
     "k8s-roce-4hca-bootstrap-aibrix.txt": dict(
-        version="2.25.1+cuda12.2", bootstrap_if="eth0", addrs={"192.168.0.90"}, ib_hca_env="mlx5_",
-        hcas=[("mlx5_1", "RoCE"), ("mlx5_2", "RoCE"), ("mlx5_3", "RoCE")]),  # mlx5_4 is cut by the window
-    "h100-torchrun-bootstrap-plugin-dlerror.txt": dict(version="2.20.5+cuda12.4", bootstrap_if="enp3s0", addrs={"10.150.255.205"}, hosts={"h100-2"}),
-    "ib-nodevice-bootstrap-ipoib-nccl952.txt": dict(bootstrap_if="ibp12s0", addrs={"10.149.0.32"}, hosts={"<cluster_name>"}),
+        version="2.25.1+cuda12.2",
+        bootstrap_if="eth0",
+        addrs={"192.168.0.90"},
+        ib_hca_env="mlx5_",
+        hcas=[("mlx5_1", "RoCE"), ("mlx5_2", "RoCE"), ("mlx5_3", "RoCE")],
+    ),  # mlx5_4 is cut by the window
+    "h100-torchrun-bootstrap-plugin-dlerror.txt": dict(
+        version="2.20.5+cuda12.4", bootstrap_if="enp3s0", addrs={"10.150.255.205"}, hosts={"h100-2"}
+    ),
+    "ib-nodevice-bootstrap-ipoib-nccl952.txt": dict(
+        bootstrap_if="ibp12s0", addrs={"10.149.0.32"}, hosts={"<cluster_name>"}
+    ),
     "aws-socket-multi-iface-veth-ipv6-pytorch68893.txt": dict(
-        version="2.7.8+cuda11.1", addrs={"172.31.0.137", "fe80::14ad:64ff:fe64:b31e%veth75fa783"}, transport="Socket",
-        warnings=1, verdicts={"socket"}),
-    "dgxa100-forced-socket-nccl676.txt": dict(version="2.11.4+cuda11.4", socket_ifname="en", bootstrap_if="enp225s0f1", addrs={"10.10.10.2"}, transport="Socket", verdicts={"socket"}),
+        version="2.7.8+cuda11.1",
+        addrs={"172.31.0.137", "fe80::14ad:64ff:fe64:b31e%veth75fa783"},
+        transport="Socket",
+        warnings=1,
+        verdicts={"socket"},
+    ),
+    "dgxa100-forced-socket-nccl676.txt": dict(
+        version="2.11.4+cuda11.4",
+        socket_ifname="en",
+        bootstrap_if="enp225s0f1",
+        addrs={"10.10.10.2"},
+        transport="Socket",
+        verdicts={"socket"},
+    ),
     "ib-4hca-two-containers-nccl983.txt": dict(
-        bootstrap_if="eth0", addrs={"10.0.1.9", "10.0.1.7"}, transport="IB",
-        hcas=[("mlx5_0", "IB"), ("mlx5_1", "IB"), ("mlx5_2", "IB"), ("mlx5_3", "IB")], verdicts={"ib"}),
-    "l40-irdma-roce-ibext-nccltests227.txt": dict(transport="IBext_v8", hcas=[("irdma0", "RoCE"), ("irdma3", "RoCE")], verdicts={"ib"}),
-    "mpirun-rank-prefix-ibv_modify_qp-invalid-nccl302.txt": dict(ibv={"ibv_modify_qp"}, warnings=1, hosts={"crow-ib-new-nccl-256-info-19"}, verdicts={"ib", "ibv"}),
-    "pdsh-host-prefix-ib-sharp-nccl1029.txt": dict(transport="IBext", hcas=[("mlx5_9", "IB")], sharp=True, hosts={"rdma-gpu-train-worker-0"}),
+        bootstrap_if="eth0",
+        addrs={"10.0.1.9", "10.0.1.7"},
+        transport="IB",
+        hcas=[("mlx5_0", "IB"), ("mlx5_1", "IB"), ("mlx5_2", "IB"), ("mlx5_3", "IB")],
+        verdicts={"ib"},
+    ),
+    "l40-irdma-roce-ibext-nccltests227.txt": dict(
+        transport="IBext_v8", hcas=[("irdma0", "RoCE"), ("irdma3", "RoCE")], verdicts={"ib"}
+    ),
+    "mpirun-rank-prefix-ibv_modify_qp-invalid-nccl302.txt": dict(
+        ibv={"ibv_modify_qp"}, warnings=1, hosts={"crow-ib-new-nccl-256-info-19"}, verdicts={"ib", "ibv"}
+    ),
+    "pdsh-host-prefix-ib-sharp-nccl1029.txt": dict(
+        transport="IBext", hcas=[("mlx5_9", "IB")], sharp=True, hosts={"rdma-gpu-train-worker-0"}
+    ),
     "init-timings-colon-format-16ranks-nccl1412.txt": dict(nranks=16, hosts={"swat1-04"}),
     "roce-ibv_create_cq-warn-hostname-spark01-nccl380.txt": dict(
-        version="2.7.8+cuda11.0", bootstrap_if="ens192f1", addrs={"10.150.178.134"}, transport="IB", hcas=[("mlx5_1", "RoCE")],
-        ibv={"ibv_create_cq"}, hosts={"spark01"}, verdicts={"ib", "ibv"}),
-    "ipv6-bootstrap-connect-abort-nccl975.txt": dict(errors_match="socketStartConnect: Connect to fe80::966d:ae03:a2:8cf0%ib1<17943> failed", verdicts={"error"}),
-    "timestamped-ibv_modify_qp-110-anonymized-nccl2013.txt": dict(ibv={"ibv_modify_qp"}, hosts={"host-01.example.com"}, verdicts={"ibv"}),
+        version="2.7.8+cuda11.0",
+        bootstrap_if="ens192f1",
+        addrs={"10.150.178.134"},
+        transport="IB",
+        hcas=[("mlx5_1", "RoCE")],
+        ibv={"ibv_create_cq"},
+        hosts={"spark01"},
+        verdicts={"ib", "ibv"},
+    ),
+    "ipv6-bootstrap-connect-abort-nccl975.txt": dict(
+        errors_match="socketStartConnect: Connect to fe80::966d:ae03:a2:8cf0%ib1<17943> failed",
+        verdicts={"error"},
+    ),
+    "timestamped-ibv_modify_qp-110-anonymized-nccl2013.txt": dict(
+        ibv={"ibv_modify_qp"}, hosts={"host-01.example.com"}, verdicts={"ibv"}
+    ),
     "ibv_reg_mr_iova2-warn-single-line-nccl1842.txt": dict(ibv={"ibv_reg_mr_iova2"}, verdicts={"ibv"}),
-    "bracket-host-prefix-internal-error-bad-ifname-nccl1837.txt": dict(socket_ifname="eth2", hosts={"twshared1016"}, errors_match="ncclInternalError", verdicts={"error"}),
-    "ncclSystemError-distbackenderror-indented-last-error-empty.txt": dict(version="2.19.3", errors_match="ncclSystemError", verdicts={"error"}),
-    "vllm-ray-llmengine-prefix-proxy-call-failed-vllm798.txt": dict(errors_match="Proxy Call to rank 7 failed", verdicts={"error"}),
+    "bracket-host-prefix-internal-error-bad-ifname-nccl1837.txt": dict(
+        socket_ifname="eth2", hosts={"twshared1016"}, errors_match="ncclInternalError", verdicts={"error"}
+    ),
+    "ncclSystemError-distbackenderror-indented-last-error-empty.txt": dict(
+        version="2.19.3", errors_match="ncclSystemError", verdicts={"error"}
+    ),
+    "vllm-ray-llmengine-prefix-proxy-call-failed-vllm798.txt": dict(
+        errors_match="Proxy Call to rank 7 failed", verdicts={"error"}
+    ),
     "vllm-ray-raywrapper-k8s-32ranks-ray59778.txt": dict(hosts={"k8s17", "k8s19"}),
-    "vllm-ray-watchdog-timeout-ansi-stripped-vllm2734.txt": dict(errors_match="Watchdog caught collective operation timeout", verdicts={"error"}),
+    "vllm-ray-watchdog-timeout-ansi-stripped-vllm2734.txt": dict(
+        errors_match="Watchdog caught collective operation timeout", verdicts={"error"}
+    ),
 }
 
 
@@ -119,7 +181,10 @@ def test_nccl_hang_verdict_after_configured_time():
 
 
 def test_nccl_one_twin_verdict():
-    s = _stream("spark-a:1:1 [0] NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:10.0.0.1<0>", "spark-a:1:1 [0] NCCL INFO Using network IB")
+    s = _stream(
+        "spark-a:1:1 [0] NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:10.0.0.1<0>",
+        "spark-a:1:1 [0] NCCL INFO Using network IB",
+    )
     twin = [v for v in s.verdicts() if v.code == "one_twin"]
     assert twin and "roceP2p1s0f1" in twin[0].text
     both = nccl.parse_text(read("nccl/gb10-nccltests-2node-roce-switch-init.txt"))
@@ -141,13 +206,16 @@ def test_ray_start_lines_tab_separated():
     assert ("ok", "Ray runtime started") in s.verdicts()
 
 
-@pytest.mark.parametrize("name, nodes, gpus, cpus", [
-    ("ray-status-2nodes-2gpu-gpustack1566.txt", 2, 2.0, 36.0),  # older `Usage:`
-    ("ray-status-2.4x-total-usage-real-images-reference.txt", 2, 2.0, 40.0),  # Ray 2.4x `Total Usage:`
-    ("ray-status-unindented-total-usage-pending-demands-gpustack5509.txt", 2, 1.0, 34.0),
-    ("ray-status-legacy-healthy-placement-group-suffix-ray24309.txt", 1, 0.0, 8.0),
-    ("ray-status-healthy-types-per-node-usage-ray36894.txt", 22, 2.0, 544.0),
-])
+@pytest.mark.parametrize(
+    "name, nodes, gpus, cpus",
+    [
+        ("ray-status-2nodes-2gpu-gpustack1566.txt", 2, 2.0, 36.0),  # older `Usage:`
+        ("ray-status-2.4x-total-usage-real-images-reference.txt", 2, 2.0, 40.0),  # Ray 2.4x `Total Usage:`
+        ("ray-status-unindented-total-usage-pending-demands-gpustack5509.txt", 2, 1.0, 34.0),
+        ("ray-status-legacy-healthy-placement-group-suffix-ray24309.txt", 1, 0.0, 8.0),
+        ("ray-status-healthy-types-per-node-usage-ray36894.txt", 22, 2.0, 544.0),
+    ],
+)
 def test_ray_status_counts_nodes_and_gpus_in_every_layout(name, nodes, gpus, cpus):
     st = vllm.parse_ray_status(read(f"docker/{name}"))
     assert (st.active_nodes, st.gpus_total, st.cpus_total) == (nodes, gpus, cpus)
@@ -162,7 +230,9 @@ def test_shard_progress_with_prefix_on_next_line():
 
 def test_shard_progress_tqdm_carriage_returns():
     p = vllm.VllmParser()
-    p.feed("Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]\rLoading safetensors checkpoint shards:  50% Completed | 2/4 [00:01<00:01,  1.9it/s]")
+    p.feed(
+        "Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]\rLoading safetensors checkpoint shards:  50% Completed | 2/4 [00:01<00:01,  1.9it/s]"
+    )
     assert (p.summary.shards_done, p.summary.shards_total) == (2, 4)
 
 
@@ -176,16 +246,24 @@ def test_readiness_legacy_and_apiserver_forms():
     assert legacy.ready and legacy.endpoint == "http://0.0.0.0:8000"
     api = vllm.parse_text(read("docker/vllm-apiserver-ready-then-engine-throughput-metrics.txt"))
     assert api.startup_complete and api.ready  # current vLLM prints no Uvicorn line
-    started = vllm.parse_text("(APIServer pid=1) INFO 12-03 05:00:00 [api_server.py:1900] Starting vLLM API server 0 on http://0.0.0.0:8000")
+    started = vllm.parse_text(
+        "(APIServer pid=1) INFO 12-03 05:00:00 [api_server.py:1900] Starting vLLM API server 0 on http://0.0.0.0:8000"
+    )
     assert started.endpoint == "http://0.0.0.0:8000" and not started.ready
     assert api.metrics == {"prompt": 10922.8, "gen": 4.0, "running": 1.0, "waiting": 0.0, "kv": 2.1}
 
 
-@pytest.mark.parametrize("name,needle", [
-    ("oom-torch-outofmemoryerror-worker-tp-ep-prefix-178gib-vllm49475.txt", "Tried to allocate 28.44 GiB"),
-    ("oom-legacy-torch-cuda-outofmemoryerror-format-musetalk362.txt", "6.00 GiB total capacity"),
-    ("vllm-startup-free-memory-check-cuda0-format.txt", "Free memory on device cuda:0 (4.22/79.14 GiB)"),
-])
+@pytest.mark.parametrize(
+    "name,needle",
+    [
+        (
+            "oom-torch-outofmemoryerror-worker-tp-ep-prefix-178gib-vllm49475.txt",
+            "Tried to allocate 28.44 GiB",
+        ),
+        ("oom-legacy-torch-cuda-outofmemoryerror-format-musetalk362.txt", "6.00 GiB total capacity"),
+        ("vllm-startup-free-memory-check-cuda0-format.txt", "Free memory on device cuda:0 (4.22/79.14 GiB)"),
+    ],
+)
 def test_oom_forms(name, needle):
     s = vllm.parse_text(read(f"docker/{name}"))
     assert len(s.oom) == 1 and needle in s.oom[0]
@@ -195,12 +273,17 @@ def test_oom_forms(name, needle):
 def test_docker_ps_table_with_padded_empty_cell():
     rows = docker_text.parse_ps_table(read("docker/docker-ps-format-table-names-image-status-ports-gb10.txt"))
     nim = next(r for r in rows if r["NAMES"] == "agentic-rag-llm-standard-1")
-    assert nim["IMAGE"] == "nvcr.io/nim/nvidia/nemotron-3-nano:1.7.0-variant" and nim["STATUS"] == "Up 14 minutes (healthy)"
+    assert (
+        nim["IMAGE"] == "nvcr.io/nim/nvidia/nemotron-3-nano:1.7.0-variant"
+        and nim["STATUS"] == "Up 14 minutes (healthy)"
+    )
     assert next(r for r in rows if r["NAMES"] == "project-agentic-rag")["PORTS"] == ""
 
 
 def test_docker_inspect_env_fragment():
-    env = docker_text.parse_env_fragment(read("docker/docker-inspect-config-env-dgxspark-nccl-vars-vllm-dgx-spark-issue1.txt"))
+    env = docker_text.parse_env_fragment(
+        read("docker/docker-inspect-config-env-dgxspark-nccl-vars-vllm-dgx-spark-issue1.txt")
+    )
     assert env["GLOO_SOCKET_IFNAME"] == "enp1s0f1np1" and env["NCCL_DEBUG"] == "INFO"
     assert env["NCCL_DEBUG_SUBSYS"] == "INIT,NET" and env["NCCL_IB_DISABLE"] == "0"
     assert env["CUDA_DRIVER_VERSION"] == "580.95.05" and env["MAXSMVER"] == "121"
@@ -219,26 +302,41 @@ def test_gb10_table_not_supported_and_truncated_process_memory():
     procs = {p.name: p for p in t.processes}
     assert procs["/usr/lib/xorg/Xorg"].used_mib == 179 and procs["/usr/lib/xorg/Xorg"].type == "G"
     assert procs["/usr/bin/gnome-shell"].used_mib == 48
-    assert procs["VLLM::EngineCore"].used_mib is None and procs["VLLM::EngineCore"].partial and procs["VLLM::EngineCore"].pid == 3048280
+    assert (
+        procs["VLLM::EngineCore"].used_mib is None
+        and procs["VLLM::EngineCore"].partial
+        and procs["VLLM::EngineCore"].pid == 3048280
+    )
 
 
 def test_gb10_table_truncated_after_processes_header():
     t = gpu.parse_table(read("nvidia-smi/gb10-table-k8s-device-plugin-1482-truncated.txt"))
-    assert t.driver == "580.95.05" and t.gpus[0].temperature_c == 40.0 and t.gpus[0].power_w == 4.0 and t.processes == []
+    assert (
+        t.driver == "580.95.05"
+        and t.gpus[0].temperature_c == 40.0
+        and t.gpus[0].power_w == 4.0
+        and t.processes == []
+    )
 
 
 def test_h100_570_layout_eight_gpus():
     t = gpu.parse_table(read("nvidia-smi/h100x8-vllm-tp8-table-570.txt"))
-    assert len(t.gpus) == 8 and all(g.memory_total_mib == 81559 and g.memory_used_mib == 79101 for g in t.gpus)
+    assert len(t.gpus) == 8 and all(
+        g.memory_total_mib == 81559 and g.memory_used_mib == 79101 for g in t.gpus
+    )
     assert all(112 <= g.power_w <= 122 and g.power_cap_w == 700 for g in t.gpus)
-    assert [p.name for p in t.processes] == [f"VLLM::Worker_TP{i}" for i in range(8)] and {p.used_mib for p in t.processes} == {79028}
+    assert [p.name for p in t.processes] == [f"VLLM::Worker_TP{i}" for i in range(8)] and {
+        p.used_mib for p in t.processes
+    } == {79028}
 
 
 def test_b200_truncated_process_memory():
     t = gpu.parse_table(read("nvidia-smi/b200x8-vllm-ep-truncated-memory-580.txt"))
     assert len(t.gpus) == 8 and t.gpus[0].power_cap_w == 1000
     assert t.gpus[4].memory_used_mib == 4 and t.gpus[0].memory_used_mib > 160_000
-    assert t.processes and all(p.partial and p.used_mib is None for p in t.processes if p.name.startswith("VLLM::Worker_TP0"))
+    assert t.processes and all(
+        p.partial and p.used_mib is None for p in t.processes if p.name.startswith("VLLM::Worker_TP0")
+    )
 
 
 def test_legacy_545_and_610_headers():
@@ -250,16 +348,36 @@ def test_legacy_545_and_610_headers():
 
 
 def test_query_csv_forms():
-    na = gpu.parse_csv(read("nvidia-smi/gb10-query-gpu-noheader-na-llamaswap782.txt"), ["memory.used", "memory.total", "utilization.memory"])
+    na = gpu.parse_csv(
+        read("nvidia-smi/gb10-query-gpu-noheader-na-llamaswap782.txt"),
+        ["memory.used", "memory.total", "utilization.memory"],
+    )
     assert na == [{"memory.used": None, "memory.total": None, "utilization.memory": 0.0}]
-    apps = gpu.parse_csv(read("nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt"), ["gpu_uuid", "pid", "process_name", "used_memory"])
-    assert apps == [{"gpu_uuid": "GPU-...", "pid": 114687.0, "process_name": "/usr/local/bin/python", "used_memory": 19135.0}]
+    apps = gpu.parse_csv(
+        read("nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt"),
+        ["gpu_uuid", "pid", "process_name", "used_memory"],
+    )
+    assert apps == [
+        {
+            "gpu_uuid": "GPU-...",
+            "pid": 114687.0,
+            "process_name": "/usr/local/bin/python",
+            "used_memory": 19135.0,
+        }
+    ]
     h200 = gpu.parse_csv(read("nvidia-smi/h200x8-query-gpu-csv-uuid-mem-util.txt"))
-    assert len(h200) == 8 and h200[7]["memory.used"] == 58071 and h200[7]["utilization.gpu"] == 0 and h200[0]["memory.total"] == 143771
+    assert (
+        len(h200) == 8
+        and h200[7]["memory.used"] == 58071
+        and h200[7]["utilization.gpu"] == 0
+        and h200[0]["memory.total"] == 143771
+    )
 
 
 def test_meminfo_unified_memory():
-    m = gpu.parse_meminfo("MemTotal:       125515864 kB\nMemFree:         1000 kB\nMemAvailable:   100000000 kB\n")
+    m = gpu.parse_meminfo(
+        "MemTotal:       125515864 kB\nMemFree:         1000 kB\nMemAvailable:   100000000 kB\n"
+    )
     assert round(m.total_mib) == 122574 and round(m.used_mib) == round((125515864 - 100000000) / 1024)
     assert "unified" in m.source
 
@@ -267,12 +385,15 @@ def test_meminfo_unified_memory():
 # --- interfaces ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,first", [
-    ("ibdev2netdev-dgxspark-three-sparks-all-up.txt", ("rocep1s0f0", "enp1s0f0np0", "Up")),
-    ("ibdev2netdev-dgxspark-all-up-mesh-koyo-step5.txt", ("roceP2p1s0f0", "enP2p1s0f0np0", "Up")),
-    ("ibdev2netdev-dgxspark-f0-up-perfguide-spark-5c2d.txt", None),
-    ("ibdev2netdev-dgxspark-koyo-f0-up-with-prompt.txt", ("roceP2p1s0f0", "enP2p1s0f0np0", "Up")),
-])
+@pytest.mark.parametrize(
+    "name,first",
+    [
+        ("ibdev2netdev-dgxspark-three-sparks-all-up.txt", ("rocep1s0f0", "enp1s0f0np0", "Up")),
+        ("ibdev2netdev-dgxspark-all-up-mesh-koyo-step5.txt", ("roceP2p1s0f0", "enP2p1s0f0np0", "Up")),
+        ("ibdev2netdev-dgxspark-f0-up-perfguide-spark-5c2d.txt", None),
+        ("ibdev2netdev-dgxspark-koyo-f0-up-with-prompt.txt", ("roceP2p1s0f0", "enP2p1s0f0np0", "Up")),
+    ],
+)
 def test_ibdev2netdev(name, first):
     maps = netif.parse_ibdev2netdev(read(f"netif/{name}"))
     assert len(maps) == 4
@@ -291,7 +412,10 @@ def test_ibdev2netdev_classic_mlx5_naming():
 
 
 def test_ibv_devinfo_cx7():
-    ports = {p.device: p for p in netif.parse_ibv_devinfo(read("netif/ibv_devinfo-dgxspark-cx7-4ports-f1-active.txt"))}
+    ports = {
+        p.device: p
+        for p in netif.parse_ibv_devinfo(read("netif/ibv_devinfo-dgxspark-cx7-4ports-f1-active.txt"))
+    }
     assert len(ports) == 4
     assert ports["rocep1s0f1"].state == "PORT_ACTIVE" and ports["rocep1s0f1"].active_mtu == 4096
     assert ports["roceP2p1s0f1"].state == "PORT_ACTIVE"
@@ -309,7 +433,9 @@ def test_ip_o_addr_fixture():
 def test_ip_addr_show_blocks():
     ifs = netif.parse_ip_addr(read("netif/ip-addr-show-dgxspark-enp1s0f0np0-koyo-step4.txt"))
     e = ifs["enp1s0f0np0"]
-    assert (e.state, e.mtu, e.ipv4) == ("UP", 1500, ["10.0.1.1/24"]) and e.ipv6 == ["fe80::4ebb:47ff:fe2f:fb98/64"]
+    assert (e.state, e.mtu, e.ipv4) == ("UP", 1500, ["10.0.1.1/24"]) and e.ipv6 == [
+        "fe80::4ebb:47ff:fe2f:fb98/64"
+    ]
     vf = netif.parse_ip_addr(read("netif/ip-addr-sriov-vf-altname-ipv6-only-nccl1405.txt"))
     assert vf["net4"].mtu == 4200 and vf["net4"].ipv4 == [] and vf["net4"].altnames == ["enp51s0f0v0"]
     assert vf["net4"].ipv6[0] == "fd00:1148:9000:5000:4:200:3:ff20/120"
@@ -317,10 +443,14 @@ def test_ip_addr_show_blocks():
 
 def test_ip_brief_forms():
     link = netif.parse_ip_brief(read("netif/ip-br-link-dgxspark-redacted-mac-allup.txt"))
-    assert all(link[n].state == "UP" for n in ("enp1s0f0np0", "enp1s0f1np1", "enP2p1s0f0np0", "enP2p1s0f1np1"))
+    assert all(
+        link[n].state == "UP" for n in ("enp1s0f0np0", "enp1s0f1np1", "enP2p1s0f0np0", "enP2p1s0f1np1")
+    )
     assert link["docker0"].state == "DOWN" and link["enp1s0f1np1"].ipv4 == []
     addr = netif.parse_ip_brief(read("netif/ip-br-addr-single-line-dgxspark-nm.txt"))
-    assert addr["enp1s0f1np1"].ipv4 == ["192.168.100.10/24"] and addr["enp1s0f1np1"].ipv6 == ["fe80::4ebb:47ff:fe2f:7d3f/64"]
+    assert addr["enp1s0f1np1"].ipv4 == ["192.168.100.10/24"] and addr["enp1s0f1np1"].ipv6 == [
+        "fe80::4ebb:47ff:fe2f:7d3f/64"
+    ]
 
 
 def test_twins():
@@ -337,13 +467,16 @@ def test_every_corpus_sample_is_used_by_a_test():
 # --- diagnose ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rel,kind", [
-    ("nccl/gb10-nccltests-2node-roce-switch-init.txt", "nccl"),
-    ("docker/vllm-shard-progress-prefix-on-own-line-pp-tp-ep-vllm38476.txt", "vllm"),
-    ("nvidia-smi/gb10-table-vllm-enginecore-truncated-mem-580.126.txt", "gpu"),
-    ("netif/ibdev2netdev-dgxspark-koyo-f0-up-with-prompt.txt", "netif"),
-    ("netif/ip-o-addr-dgxspark-head-from-test-fixture.txt", "netif"),
-])
+@pytest.mark.parametrize(
+    "rel,kind",
+    [
+        ("nccl/gb10-nccltests-2node-roce-switch-init.txt", "nccl"),
+        ("docker/vllm-shard-progress-prefix-on-own-line-pp-tp-ep-vllm38476.txt", "vllm"),
+        ("nvidia-smi/gb10-table-vllm-enginecore-truncated-mem-580.126.txt", "gpu"),
+        ("netif/ibdev2netdev-dgxspark-koyo-f0-up-with-prompt.txt", "netif"),
+        ("netif/ip-o-addr-dgxspark-head-from-test-fixture.txt", "netif"),
+    ],
+)
 def test_diagnose_detects_kind(rel, kind, run_cli):
     assert diagnose.detect_kind(read(rel)) == kind
     code, out, _ = run_cli("diagnose", str(DATA / rel), "--json")
@@ -354,14 +487,22 @@ def test_diagnose_text_verdicts(run_cli):
     code, out, _ = run_cli("diagnose", str(DATA / "nccl/aws-socket-multi-iface-veth-ipv6-pytorch68893.txt"))
     assert code == 0 and "[FAIL] fell back to Socket" in out
     code, out, _ = run_cli("diagnose", str(DATA / "nccl/gb10-nccltests-2node-roce-switch-init.txt"))
-    assert "[OK  ] running over IB/RoCE (IB: rocep1s0f1/RoCE, roceP2p1s0f1/RoCE)" in out and "init complete 2/2" in out
+    assert (
+        "[OK  ] running over IB/RoCE (IB: rocep1s0f1/RoCE, roceP2p1s0f1/RoCE)" in out
+        and "init complete 2/2" in out
+    )
     code, _, err = run_cli("diagnose", "/nonexistent/log.txt")
-    assert code == 2 and err.strip() == "spark-tui: error: /nonexistent/log.txt: cannot read: No such file or directory"
+    assert (
+        code == 2
+        and err.strip() == "spark-tui: error: /nonexistent/log.txt: cannot read: No such file or directory"
+    )
 
 
 def test_escape_sequences_made_inert(run_cli, clean_env):
     hostile = clean_env / "hostile.log"
-    hostile.write_text("spark-a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>\x1b]0;pwned\x07\x1b[2J\x1b[H\n\x1b[31mNCCL WARN red\x1b[0m\x08\n")
+    hostile.write_text(
+        "spark-a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>\x1b]0;pwned\x07\x1b[2J\x1b[H\n\x1b[31mNCCL WARN red\x1b[0m\x08\n"
+    )
     code, out, _ = run_cli("diagnose", str(hostile), "--kind", "nccl")
     assert code == 0 and "\x1b" not in out and "\x07" not in out and "\x08" not in out
     assert inert("a\x1b[2Jb\x1b]2;title\x07c\x00d") == "abc^@d"

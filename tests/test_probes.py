@@ -14,11 +14,14 @@ from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 
 
-
 def two_node_config(cluster, tmp_path, **flags):
     """The generated cluster file, cut to the first two nodes."""
     path = cluster.cluster_file(2, tmp_path / "two.yaml")
-    return resolve(Inputs(cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}))
+    return resolve(
+        Inputs(
+            cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}
+        )
+    )
 
 
 async def snap(config):
@@ -32,16 +35,35 @@ async def snap(config):
 
 @pytest.mark.cluster
 def test_snapshot_of_two_nodes(cluster, tmp_path):
-    cluster.docker(cluster.nodes[1], "run", "-d", "--name", "probe_me", "--label", "spark-tui.cluster=t", "--entrypoint", "sleep", tc.IMAGE, "300")
+    cluster.docker(
+        cluster.nodes[1],
+        "run",
+        "-d",
+        "--name",
+        "probe_me",
+        "--label",
+        "spark-tui.cluster=t",
+        "--entrypoint",
+        "sleep",
+        tc.IMAGE,
+        "300",
+    )
     snaps = asyncio.run(snap(two_node_config(cluster, tmp_path)))
-    for s, node in zip(snaps, cluster.nodes[:2]):
+    for s, node in zip(snaps, cluster.nodes[:2], strict=True):
         assert s.reachable and s.error is None and s.docker_error is None
         assert s.host.hostname == node.name and s.host.storage_driver == "overlay2"
         data = s.data_interface
-        assert data.name == "enp1s0f1np1" and data.ipv4 == [f"{node.ip}/24"] and data.mtu == 9000 and data.state == "UP"
+        assert (
+            data.name == "enp1s0f1np1"
+            and data.ipv4 == [f"{node.ip}/24"]
+            and data.mtu == 9000
+            and data.state == "UP"
+        )
         assert data.roce_device == "rocep1s0f1" and data.roce_state == "Up"
         assert s.gpu.present and s.gpu.is_gb10 and s.gpu.unified is not None and s.gpu.unified.total_mib > 0
-        assert [(p.pid, p.name, p.used_mib) for p in s.gpu.processes] == [(114687, "/usr/local/bin/python", 19135)]
+        assert [(p.pid, p.name, p.used_mib) for p in s.gpu.processes] == [
+            (114687, "/usr/local/bin/python", 19135)
+        ]
     assert snaps[0].containers == []
     c = snaps[1].containers[0]
     assert (c.name, c.image_ref, c.state) == ("probe_me", tc.IMAGE, "running")
@@ -110,7 +132,10 @@ def test_hashed_known_hosts_still_connects_and_unknown_is_told_apart(cluster, tm
     hashed.write_text(open(cluster.known_hosts).read().splitlines()[0] + "\n")  # only node 1
     _hash(hashed)
     config = two_node_config(cluster, tmp_path, known_hosts=str(hashed))
-    assert asyncio.run(SshTransport(config.node(cluster.nodes[0].name)).run(["echo", "ok"])).stdout.strip() == "ok"
+    assert (
+        asyncio.run(SshTransport(config.node(cluster.nodes[0].name)).run(["echo", "ok"])).stdout.strip()
+        == "ok"
+    )
     with pytest.raises(HostKeyError, match="is not in"):
         asyncio.run(SshTransport(config.node(cluster.nodes[1].name)).run(["true"]))
 
@@ -205,7 +230,11 @@ def test_status_command(cluster, tmp_path, run_cli):
     cluster.stop_sshd(cluster.nodes[1])
     cluster.kill_sshd_sessions(cluster.nodes[1])
     code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"), "--connect-timeout", "2")
-    assert code == 1 and "spark-2 (worker, 10.231.0.12): UNREACHABLE" in out and "spark-1 (head, 10.231.0.11): up" in out
+    assert (
+        code == 1
+        and "spark-2 (worker, 10.231.0.12): UNREACHABLE" in out
+        and "spark-1 (head, 10.231.0.11): up" in out
+    )
 
 
 def test_local_node_without_ssh(run_cli):
@@ -231,8 +260,10 @@ def test_ssh_config_alias_and_proxyjump(cluster, tmp_path, monkeypatch):
         f"Host spark-b\n  HostName {worker.ip}\n  User root\n  IdentityFile {cluster.client_key}\n  ProxyJump spark-a\n"
     )
     path = tmp_path / "aliases.yaml"
-    path.write_text(f"name: testcluster\nnodes:\n  - name: a\n    host: spark-a\n    data_ip: {head.ip}\n"
-                    f"  - name: b\n    host: spark-b\n    data_ip: {worker.ip}\n")
+    path.write_text(
+        f"name: testcluster\nnodes:\n  - name: a\n    host: spark-a\n    data_ip: {head.ip}\n"
+        f"  - name: b\n    host: spark-b\n    data_ip: {worker.ip}\n"
+    )
     config = resolve(Inputs(cluster_file=str(path), user_config="", environ={"HOME": str(home)}))
 
     async def scenario():
@@ -247,10 +278,14 @@ def test_ssh_config_alias_and_proxyjump(cluster, tmp_path, monkeypatch):
     assert tunnel is not None  # b was reached through a (ProxyJump), not directly
 
     # A changed key for the alias's HostName: the refusal names that address, not the alias.
-    kh = (home / ".ssh" / "known_hosts")
-    other_key = next(line for line in kh.read_text().splitlines() if line.startswith(worker.ip + " ")).split(" ", 1)[1]
-    kh.write_text("".join(line + "\n" for line in kh.read_text().splitlines() if not line.startswith(head.ip + " "))
-                  + f"{head.ip} {other_key}\n")
+    kh = home / ".ssh" / "known_hosts"
+    other_key = next(line for line in kh.read_text().splitlines() if line.startswith(worker.ip + " ")).split(
+        " ", 1
+    )[1]
+    kh.write_text(
+        "".join(line + "\n" for line in kh.read_text().splitlines() if not line.startswith(head.ip + " "))
+        + f"{head.ip} {other_key}\n"
+    )
     with pytest.raises(HostKeyError) as exc:
         asyncio.run(SshTransport(config.node("a")).run(["true"]))
     assert "CHANGED" in str(exc.value) and f"ssh-keygen -R {head.ip} " in str(exc.value)
@@ -264,8 +299,10 @@ def test_ssh_agent_authenticates_when_no_key_is_configured(cluster, tmp_path, mo
     monkeypatch.setenv("HOME", str(home))
     node = cluster.nodes[0]
     path = tmp_path / "agent.yaml"
-    path.write_text(f"name: testcluster\nuser: root\nknown_hosts: {cluster.known_hosts}\nconnect_timeout: 5\n"
-                    f"nodes:\n  - name: a\n    host: {node.ip}\n")
+    path.write_text(
+        f"name: testcluster\nuser: root\nknown_hosts: {cluster.known_hosts}\nconnect_timeout: 5\n"
+        f"nodes:\n  - name: a\n    host: {node.ip}\n"
+    )
     config = resolve(Inputs(cluster_file=str(path), user_config="", environ={"HOME": str(home)}))
 
     async def run_true():
@@ -283,7 +320,12 @@ def test_ssh_agent_authenticates_when_no_key_is_configured(cluster, tmp_path, mo
                 break
             time.sleep(0.05)
         monkeypatch.setenv("SSH_AUTH_SOCK", sock)
-        subprocess.run(["ssh-add", cluster.client_key], check=True, capture_output=True, env={**os.environ, "SSH_AUTH_SOCK": sock})
+        subprocess.run(
+            ["ssh-add", cluster.client_key],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "SSH_AUTH_SOCK": sock},
+        )
         assert asyncio.run(run_true()).stdout.strip() == "agent-ok"
     finally:
         agent.terminate()
@@ -332,7 +374,7 @@ def test_concurrent_commands_stay_within_max_sessions(cluster, tmp_path, bound):
     async def scenario():
         t = SshTransport(config.node(cluster.nodes[0].name))
         try:
-            cmd = ["sh", "-c", f'echo + >> {trace}; sleep 0.2; echo - >> {trace}']
+            cmd = ["sh", "-c", f"echo + >> {trace}; sleep 0.2; echo - >> {trace}"]
             return await asyncio.gather(*(t.run(cmd) for _ in range(20)))
         finally:
             await t.close()

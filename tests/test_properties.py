@@ -15,17 +15,60 @@ from spark_tui.core import probes
 from spark_tui.parsers import docker_text, gpu, nccl, netif, vllm
 
 FRAGMENTS = [
-    "spark-1:123:123 [0] NCCL INFO ", "NET/IB : Using [0]rocep1s0f1:1/RoCE", "Bootstrap: Using enp1s0f1np1:10.0.0.1<0>",
-    "Init START", "Init COMPLETE", "commId 0x", "nranks ", "(RayWorkerWrapper pid=1, ip=10.0.0.2) ", "NCCL WARN ",
-    "Loading safetensors checkpoint shards: ", "% Completed | ", "/", "Uvicorn running on http://", "Starting vLLM API server 0 on ",
-    "Active:", "Total Usage:", "Healthy:", " 1 node_ab", " 0.0/2.0 GPU", "Local node IP: ", "OutOfMemoryError",
-    "Tensor parallel size (", "exceeds available GPUs (", "[N/A]", ", ", "MiB", "NVIDIA GB10", "Not Supported", "|", "+---",
-    "[{\"ifname\":", "\"addr_info\":[", "]}", " port 1 ==> ", " (Up)", "hca_id:\t", "MemTotal:", " kB", "@@spark-tui@@ ",
-    "\r", "\t", "\x1b[31m", "\x00", "\ufffd", "\n", ": ", "=", "NVIDIA-SMI has failed",
+    "spark-1:123:123 [0] NCCL INFO ",
+    "NET/IB : Using [0]rocep1s0f1:1/RoCE",
+    "Bootstrap: Using enp1s0f1np1:10.0.0.1<0>",
+    "Init START",
+    "Init COMPLETE",
+    "commId 0x",
+    "nranks ",
+    "(RayWorkerWrapper pid=1, ip=10.0.0.2) ",
+    "NCCL WARN ",
+    "Loading safetensors checkpoint shards: ",
+    "% Completed | ",
+    "/",
+    "Uvicorn running on http://",
+    "Starting vLLM API server 0 on ",
+    "Active:",
+    "Total Usage:",
+    "Healthy:",
+    " 1 node_ab",
+    " 0.0/2.0 GPU",
+    "Local node IP: ",
+    "OutOfMemoryError",
+    "Tensor parallel size (",
+    "exceeds available GPUs (",
+    "[N/A]",
+    ", ",
+    "MiB",
+    "NVIDIA GB10",
+    "Not Supported",
+    "|",
+    "+---",
+    '[{"ifname":',
+    '"addr_info":[',
+    "]}",
+    " port 1 ==> ",
+    " (Up)",
+    "hca_id:\t",
+    "MemTotal:",
+    " kB",
+    "@@spark-tui@@ ",
+    "\r",
+    "\t",
+    "\x1b[31m",
+    "\x00",
+    "\ufffd",
+    "\n",
+    ": ",
+    "=",
+    "NVIDIA-SMI has failed",
 ]
 text = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(FRAGMENTS)), max_size=40).map("".join)
 lines = st.lists(text, max_size=30)
-SETTINGS = settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -65,7 +108,14 @@ def test_text_parsers_never_raise(t):
 
 
 @SETTINGS
-@given(st.dictionaries(st.sampled_from(["hostname", "uname", "home", "ip", "ibdev", "speed", "smi", "apps", "meminfo", "ibdir"]), text))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["hostname", "uname", "home", "ip", "ibdev", "speed", "smi", "apps", "meminfo", "ibdir"]
+        ),
+        text,
+    )
+)
 def test_probe_sections_never_raise(sections):
     output = "".join(f"{probes.MARK} {name}\n{body}\n" for name, body in sections.items())
     probes.parse_probe(output, "10.0.0.1", None)
@@ -81,10 +131,24 @@ def test_diagnose_reads_any_bytes(raw):
 
 
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
-addr = st.fixed_dictionaries({}, optional={"family": st.sampled_from(["inet", "inet6", "x"]), "local": json_scalar, "prefixlen": json_scalar})
-ip_item = st.fixed_dictionaries({}, optional={"ifname": json_scalar, "operstate": json_scalar, "mtu": json_scalar,
-                                              "altnames": st.one_of(json_scalar, st.lists(json_scalar)),
-                                              "addr_info": st.one_of(json_scalar, st.lists(st.one_of(addr, json_scalar)))})
+addr = st.fixed_dictionaries(
+    {},
+    optional={
+        "family": st.sampled_from(["inet", "inet6", "x"]),
+        "local": json_scalar,
+        "prefixlen": json_scalar,
+    },
+)
+ip_item = st.fixed_dictionaries(
+    {},
+    optional={
+        "ifname": json_scalar,
+        "operstate": json_scalar,
+        "mtu": json_scalar,
+        "altnames": st.one_of(json_scalar, st.lists(json_scalar)),
+        "addr_info": st.one_of(json_scalar, st.lists(st.one_of(addr, json_scalar))),
+    },
+)
 
 
 @SETTINGS

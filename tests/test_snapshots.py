@@ -65,7 +65,9 @@ def test_wizard_review_step_shows_lookalike_warning(snap_compare, tmp_path):
 
 
 def test_wizard_launch_step_ready(snap_compare, tmp_path):
-    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter", "n", "n"], run_before=settle)
+    assert snap_compare(
+        app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter", "n", "n"], run_before=settle
+    )
 
 
 def test_confirm_dialog(snap_compare, tmp_path):

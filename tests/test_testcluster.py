@@ -22,7 +22,11 @@ def ssh(cluster, node, *cmd, check=True, timeout=20):
 def test_ssh_into_each_node_reaches_its_own_docker_engine(cluster):
     names = set()
     for node in cluster.nodes:
-        out = ssh(cluster, node, "hostname && docker info --format '{{.Name}}' && docker ps --format '{{.Names}}' && docker images --format '{{.Repository}}:{{.Tag}}'").stdout.split("\n")
+        out = ssh(
+            cluster,
+            node,
+            "hostname && docker info --format '{{.Name}}' && docker ps --format '{{.Names}}' && docker images --format '{{.Repository}}:{{.Tag}}'",
+        ).stdout.split("\n")
         assert out[0] == node.name and out[1] == node.name
         assert tc.IMAGE in out
         names.add(out[1])
@@ -35,7 +39,11 @@ def test_ssh_into_each_node_reaches_its_own_docker_engine(cluster):
 
 def test_host_network_container_sees_the_spark_interface(cluster):
     node = cluster.nodes[1]
-    out = ssh(cluster, node, f"docker run --rm --network host --entrypoint ip {tc.IMAGE} -4 -o addr show {tc.NETDEV}").stdout
+    out = ssh(
+        cluster,
+        node,
+        f"docker run --rm --network host --entrypoint ip {tc.IMAGE} -4 -o addr show {tc.NETDEV}",
+    ).stdout
     assert f"inet {node.ip}/24" in out and tc.NETDEV in out
 
 
@@ -49,7 +57,10 @@ def test_host_tool_stand_ins_print_captured_outputs(cluster):
     node = cluster.nodes[0]
     table = ssh(cluster, node, "nvidia-smi").stdout
     assert "NVIDIA GB10" in table and "Not Supported" in table
-    assert ssh(cluster, node, "nvidia-smi --query-gpu=name,memory.used --format=csv,noheader").stdout.strip() == "NVIDIA GB10, [N/A]"
+    assert (
+        ssh(cluster, node, "nvidia-smi --query-gpu=name,memory.used --format=csv,noheader").stdout.strip()
+        == "NVIDIA GB10, [N/A]"
+    )
     assert "rocep1s0f1 port 1 ==> enp1s0f1np1 (Up)" in ssh(cluster, node, "ibdev2netdev").stdout
     cluster.set_host_tool_sample(node, IBDEV_SAMPLE="netif/ibdev2netdev-dgxspark-koyo-f0-up-with-prompt.txt")
     try:
@@ -65,14 +76,48 @@ def _ray_status(cluster, head):
 
 def test_ray_worker_joins_head_across_the_node_network(cluster):
     head, worker = cluster.nodes[0], cluster.nodes[1]
-    cluster.docker(head, "run", "-d", "--name", "rayhead", "--network", "host", "--entrypoint", "ray", tc.IMAGE, "start", "--head", "--port", "6379", "--node-ip-address", head.ip, "--block")
+    cluster.docker(
+        head,
+        "run",
+        "-d",
+        "--name",
+        "rayhead",
+        "--network",
+        "host",
+        "--entrypoint",
+        "ray",
+        tc.IMAGE,
+        "start",
+        "--head",
+        "--port",
+        "6379",
+        "--node-ip-address",
+        head.ip,
+        "--block",
+    )
     deadline = time.monotonic() + 10
     while "Ray runtime started." not in cluster.docker(head, "logs", "rayhead").stdout:
         assert time.monotonic() < deadline
         time.sleep(0.1)
     status = _ray_status(cluster, head)
     assert status.count(" 1 node_") == 1 and " 0.0/1.0 GPU" in status
-    cluster.docker(worker, "run", "-d", "--name", "rayworker", "--network", "host", "--entrypoint", "ray", tc.IMAGE, "start", f"--address={head.ip}:6379", "--node-ip-address", worker.ip, "--block")
+    cluster.docker(
+        worker,
+        "run",
+        "-d",
+        "--name",
+        "rayworker",
+        "--network",
+        "host",
+        "--entrypoint",
+        "ray",
+        tc.IMAGE,
+        "start",
+        f"--address={head.ip}:6379",
+        "--node-ip-address",
+        worker.ip,
+        "--block",
+    )
     deadline = time.monotonic() + 10
     while _ray_status(cluster, head).count(" 1 node_") < 2:
         assert time.monotonic() < deadline, cluster.docker(worker, "logs", "rayworker").stdout
@@ -83,7 +128,21 @@ def test_ray_worker_joins_head_across_the_node_network(cluster):
 
 def test_ray_worker_that_cannot_reach_the_head_fails(cluster):
     worker = cluster.nodes[1]
-    proc = cluster.docker(worker, "run", "--rm", "--network", "host", "-e", "SPARK_TEST_JOIN_TRIES=2", "--entrypoint", "ray", tc.IMAGE, "start", f"--address={cluster.nodes[0].ip}:6390", check=False)
+    proc = cluster.docker(
+        worker,
+        "run",
+        "--rm",
+        "--network",
+        "host",
+        "-e",
+        "SPARK_TEST_JOIN_TRIES=2",
+        "--entrypoint",
+        "ray",
+        tc.IMAGE,
+        "start",
+        f"--address={cluster.nodes[0].ip}:6390",
+        check=False,
+    )
     assert proc.returncode == 1 and "Failed to connect to GCS" in proc.stdout
 
 
@@ -144,7 +203,9 @@ def test_fault_knob_different_image_same_tag(cluster):
     a, b = cluster.nodes[0], cluster.nodes[1]
 
     def layers(node):
-        return json.loads(cluster.docker(node, "image", "inspect", tc.IMAGE, "--format", "{{json .RootFS.Layers}}").stdout)
+        return json.loads(
+            cluster.docker(node, "image", "inspect", tc.IMAGE, "--format", "{{json .RootFS.Layers}}").stdout
+        )
 
     assert layers(a) == layers(b)  # same tar on both: same layers, though the IDs differ
     cluster.import_image(b, variant="other")
@@ -179,9 +240,21 @@ def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
         assert subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout == netns_before
         assert not os.path.exists(tc.ROOT)
         assert subprocess.run(["ip", "link", "show", tc.BRIDGE], capture_output=True).returncode != 0
-        leftovers = [p for p in _processes() - procs_before if tc._alive(p) and os.path.exists(f"/proc/{p}/cmdline") and open(f"/proc/{p}/cmdline", "rb").read()]
-        names = [open(f"/proc/{p}/comm").read().strip() for p in leftovers if os.path.exists(f"/proc/{p}/comm")]
-        assert not [n for n in names if n in ("sshd", "dockerd", "containerd", "sleep", "containerd-shim", "containerd-shim-runc-v2")], names
+        leftovers = [
+            p
+            for p in _processes() - procs_before
+            if tc._alive(p)
+            and os.path.exists(f"/proc/{p}/cmdline")
+            and open(f"/proc/{p}/cmdline", "rb").read()
+        ]
+        names = [
+            open(f"/proc/{p}/comm").read().strip() for p in leftovers if os.path.exists(f"/proc/{p}/comm")
+        ]
+        assert not [
+            n
+            for n in names
+            if n in ("sshd", "dockerd", "containerd", "sleep", "containerd-shim", "containerd-shim-runc-v2")
+        ], names
     finally:
         test_cluster.rebuild()
 
@@ -200,8 +273,25 @@ def test_vllm_stand_in_serves_health_and_models(cluster):
     import urllib.request
 
     node = cluster.nodes[0]
-    cluster.docker(node, "run", "-d", "--name", "vllm1", "--network", "host", "-e", f"NCCL_SOCKET_IFNAME={tc.NETDEV}", "-e", f"VLLM_HOST_IP={node.ip}",
-                   tc.IMAGE, "org/model-x", "--port", "8011", "--served-model-name", "mx")
+    cluster.docker(
+        node,
+        "run",
+        "-d",
+        "--name",
+        "vllm1",
+        "--network",
+        "host",
+        "-e",
+        f"NCCL_SOCKET_IFNAME={tc.NETDEV}",
+        "-e",
+        f"VLLM_HOST_IP={node.ip}",
+        tc.IMAGE,
+        "org/model-x",
+        "--port",
+        "8011",
+        "--served-model-name",
+        "mx",
+    )
     logs = _wait_log(cluster, node, "vllm1", "Application startup complete")
     assert "Loading safetensors checkpoint shards: 100% Completed | 4/4" in logs
     assert urllib.request.urlopen(f"http://{node.ip}:8011/health", timeout=5).status == 200
@@ -211,27 +301,114 @@ def test_vllm_stand_in_serves_health_and_models(cluster):
 
 def test_vllm_native_rendezvous_across_nodes_and_hang_when_unreachable(cluster):
     head, worker = cluster.nodes[0], cluster.nodes[1]
-    env = lambda n: ["-e", f"NCCL_SOCKET_IFNAME={tc.NETDEV}", "-e", f"VLLM_HOST_IP={n.ip}", "-e", "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1"]
-    common = ["m", "--tensor-parallel-size", "2", "--nnodes", "2", "--master-addr", head.ip, "--master-port", "29511"]
-    cluster.docker(worker, "run", "-d", "--name", "w1", "--network", "host", *env(worker), tc.IMAGE, *common, "--node-rank", "1", "--headless")
+
+    def env(n):
+        return [
+            "-e",
+            f"NCCL_SOCKET_IFNAME={tc.NETDEV}",
+            "-e",
+            f"VLLM_HOST_IP={n.ip}",
+            "-e",
+            "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1",
+        ]
+
+    common = [
+        "m",
+        "--tensor-parallel-size",
+        "2",
+        "--nnodes",
+        "2",
+        "--master-addr",
+        head.ip,
+        "--master-port",
+        "29511",
+    ]
+    cluster.docker(
+        worker,
+        "run",
+        "-d",
+        "--name",
+        "w1",
+        "--network",
+        "host",
+        *env(worker),
+        tc.IMAGE,
+        *common,
+        "--node-rank",
+        "1",
+        "--headless",
+    )
     time.sleep(1.5)
     assert "Init COMPLETE" not in cluster.docker(worker, "logs", "w1").stdout  # nobody to rendezvous with yet
-    cluster.docker(head, "run", "-d", "--name", "h1", "--network", "host", *env(head), tc.IMAGE, *common, "--node-rank", "0", "--port", "8012")
+    cluster.docker(
+        head,
+        "run",
+        "-d",
+        "--name",
+        "h1",
+        "--network",
+        "host",
+        *env(head),
+        tc.IMAGE,
+        *common,
+        "--node-rank",
+        "0",
+        "--port",
+        "8012",
+    )
     _wait_log(cluster, head, "h1", "Application startup complete")
     wlogs = _wait_log(cluster, worker, "w1", "Init COMPLETE")
-    assert f"Bootstrap: Using {tc.NETDEV}:{worker.ip}<0>" in wlogs and "NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE" in wlogs
+    assert (
+        f"Bootstrap: Using {tc.NETDEV}:{worker.ip}<0>" in wlogs
+        and "NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE" in wlogs
+    )
     # a worker whose head is unreachable never completes init
-    cluster.docker(worker, "run", "-d", "--name", "w2", "--network", "host", *env(worker), tc.IMAGE,
-                   "m", "--nnodes", "2", "--node-rank", "1", "--master-addr", head.ip, "--master-port", "29599", "--headless")
+    cluster.docker(
+        worker,
+        "run",
+        "-d",
+        "--name",
+        "w2",
+        "--network",
+        "host",
+        *env(worker),
+        tc.IMAGE,
+        "m",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "1",
+        "--master-addr",
+        head.ip,
+        "--master-port",
+        "29599",
+        "--headless",
+    )
     time.sleep(2)
     logs = cluster.docker(worker, "logs", "w2").stdout
     assert "Init START" in logs and "Init COMPLETE" not in logs
 
 
-@pytest.mark.parametrize("mode,needle", [("oom", "torch.OutOfMemoryError: CUDA out of memory"), ("crash", "Engine core initialization failed")])
+@pytest.mark.parametrize(
+    "mode,needle",
+    [("oom", "torch.OutOfMemoryError: CUDA out of memory"), ("crash", "Engine core initialization failed")],
+)
 def test_vllm_failure_modes(cluster, mode, needle):
     node = cluster.nodes[0]
-    proc = cluster.docker(node, "run", "--rm", "--network", "host", "-e", f"SPARK_TEST_FAIL={mode}", tc.IMAGE, "m", "--port", "8013", check=False)
+    proc = cluster.docker(
+        node,
+        "run",
+        "--rm",
+        "--network",
+        "host",
+        "-e",
+        f"SPARK_TEST_FAIL={mode}",
+        tc.IMAGE,
+        "m",
+        "--port",
+        "8013",
+        check=False,
+    )
     assert proc.returncode == 1 and needle in proc.stdout
 
 
@@ -241,7 +418,9 @@ def test_vllm_failure_modes(cluster, mode, needle):
 def test_image_entrypoint_swallows_a_command_as_vllm_openai_does(cluster):
     """ENTRYPOINT ["vllm", "serve"]: `docker run IMAGE ray start ...` runs `vllm serve ray start ...`."""
     node = cluster.nodes[0]
-    proc = cluster.docker(node, "run", "--rm", "--network", "host", tc.IMAGE, "ray", "start", "--head", check=False)
+    proc = cluster.docker(
+        node, "run", "--rm", "--network", "host", tc.IMAGE, "ray", "start", "--head", check=False
+    )
     assert proc.returncode == 2 and "vllm serve: error: unrecognized arguments: start --head" in proc.stderr
     proc = cluster.docker(node, "run", "--rm", tc.IMAGE, "vllm", "serve", "m", check=False)
     assert proc.returncode == 2 and "unrecognized arguments: serve m" in proc.stderr
@@ -253,10 +432,19 @@ def test_old_vllm_rejects_native_multinode_flags_and_ngc_entrypoint_execs(cluste
     cluster.import_image(node, image, profile="ngc-25.10")
     try:
         proc = cluster.docker(node, "run", "--rm", image, "vllm", "--version")
-        assert proc.stdout.splitlines()[-1] == "0.10.2" and "NVIDIA Release 25.10" in proc.stdout  # banner, then exec "$@"
-        proc = cluster.docker(node, "run", "--rm", image, "vllm", "serve", "m", "--nnodes", "2", "--node-rank", "1", check=False)
-        assert proc.returncode == 2 and "vllm serve: error: unrecognized arguments: --nnodes 2 --node-rank 1" in proc.stderr
-        labels = json.loads(cluster.docker(node, "image", "inspect", "--format", "{{json .Config.Labels}}", image).stdout)
+        assert (
+            proc.stdout.splitlines()[-1] == "0.10.2" and "NVIDIA Release 25.10" in proc.stdout
+        )  # banner, then exec "$@"
+        proc = cluster.docker(
+            node, "run", "--rm", image, "vllm", "serve", "m", "--nnodes", "2", "--node-rank", "1", check=False
+        )
+        assert (
+            proc.returncode == 2
+            and "vllm serve: error: unrecognized arguments: --nnodes 2 --node-rank 1" in proc.stderr
+        )
+        labels = json.loads(
+            cluster.docker(node, "image", "inspect", "--format", "{{json .Config.Labels}}", image).stdout
+        )
         assert labels["com.nvidia.vllm.version"].startswith("0.10.2")
     finally:
         cluster.docker(node, "rmi", "-f", image)
@@ -267,35 +455,63 @@ def test_image_without_ray(cluster):
     image = tc.IMAGES["noray"].ref
     cluster.import_image(node, image, profile="noray")
     try:
-        proc = cluster.docker(node, "run", "--rm", "--entrypoint", "sh", image, "-c", "ray --version", check=False)
+        proc = cluster.docker(
+            node, "run", "--rm", "--entrypoint", "sh", image, "-c", "ray --version", check=False
+        )
         assert proc.returncode == 127 and "not found" in proc.stderr
     finally:
         cluster.docker(node, "rmi", "-f", image)
 
 
-@pytest.mark.parametrize("knob, present, absent", [
-    ({}, "Application startup complete", "Uvicorn running on"),  # current vLLM
-    ({"SPARK_TEST_LEGACY_UVICORN": "1"}, "Uvicorn running on http://0.0.0.0:8014", None),
-])
+@pytest.mark.parametrize(
+    "knob, present, absent",
+    [
+        ({}, "Application startup complete", "Uvicorn running on"),  # current vLLM
+        ({"SPARK_TEST_LEGACY_UVICORN": "1"}, "Uvicorn running on http://0.0.0.0:8014", None),
+    ],
+)
 def test_vllm_readiness_lines_current_by_default_legacy_behind_a_knob(cluster, knob, present, absent):
     node = cluster.nodes[0]
     env = [arg for k, v in knob.items() for arg in ("-e", f"{k}={v}")]
-    cluster.docker(node, "run", "-d", "--name", "ready1", "--network", "host", *env, tc.IMAGE, "m", "--port", "8014")
+    cluster.docker(
+        node, "run", "-d", "--name", "ready1", "--network", "host", *env, tc.IMAGE, "m", "--port", "8014"
+    )
     logs = _wait_log(cluster, node, "ready1", present)
     assert "Starting vLLM API server 0 on http://0.0.0.0:8014" in logs
     if absent:
         assert absent not in logs
 
 
-@pytest.mark.parametrize("knob, headers", [
-    ({}, ("Active:", "Total Usage:", "Total Demands:")),  # Ray 2.4x
-    ({"SPARK_TEST_RAY_STATUS": "legacy"}, ("Healthy:", "Usage:", "reserved in placement groups")),
-])
+@pytest.mark.parametrize(
+    "knob, headers",
+    [
+        ({}, ("Active:", "Total Usage:", "Total Demands:")),  # Ray 2.4x
+        ({"SPARK_TEST_RAY_STATUS": "legacy"}, ("Healthy:", "Usage:", "reserved in placement groups")),
+    ],
+)
 def test_ray_status_layouts(cluster, knob, headers):
     head = cluster.nodes[0]
     env = [arg for k, v in knob.items() for arg in ("-e", f"{k}={v}")]
-    cluster.docker(head, "run", "-d", "--name", "rayfmt", "--network", "host", *env, "--entrypoint", "ray", tc.IMAGE,
-                   "start", "--head", "--port", "6380", "--node-ip-address", head.ip, "--block")
+    cluster.docker(
+        head,
+        "run",
+        "-d",
+        "--name",
+        "rayfmt",
+        "--network",
+        "host",
+        *env,
+        "--entrypoint",
+        "ray",
+        tc.IMAGE,
+        "start",
+        "--head",
+        "--port",
+        "6380",
+        "--node-ip-address",
+        head.ip,
+        "--block",
+    )
     _wait_log(cluster, head, "rayfmt", "Ray runtime started")
     status = cluster.docker(head, "exec", "rayfmt", "ray", "status").stdout
     assert all(h in status for h in headers), status

@@ -16,7 +16,12 @@ def test_cockpit_in_tmux(cluster, tmp_path):
     path = cluster.cluster_file(2, tmp_path / "c2.yaml")
     (tmp_path / "home").mkdir()
     done = tmp_path / "exit-code"
-    env = {"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "IMAGE_NAME": "typo/image:1"}
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "PATH": os.environ["PATH"],
+        "TERM": "xterm-256color",
+        "IMAGE_NAME": "typo/image:1",
+    }
     command = f"{sys.executable} -m spark_tui --cluster {path}; echo $? > {done}"
     term.start(command, env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:

@@ -48,7 +48,9 @@ def test_log_buffer_is_bounded_filters_and_shows_lines_inert():
     buf.pattern = re.compile("t[wh]")
     assert buf.view() == ["[n1] two NCCL INFO x", "[n1] three"]
     buf.pattern, buf.nccl_only = None, True
-    assert buf.add("", ["plain", "host:1:2 [0] NCCL INFO Init START"]) == ["host:1:2 [0] NCCL INFO Init START"]
+    assert buf.add("", ["plain", "host:1:2 [0] NCCL INFO Init START"]) == [
+        "host:1:2 [0] NCCL INFO Init START"
+    ]
 
 
 def test_sparkline_maps_fractions_to_eighths():
@@ -57,7 +59,10 @@ def test_sparkline_maps_fractions_to_eighths():
 
 def test_review_shortens_directories_but_keeps_file_line():
     assert short_paths("cluster file /tmp/x/y/duo.yaml:5:8") == "cluster file duo.yaml:5:8"
-    assert short_paths("derived from host (cluster file /a/b.yaml:3:1)") == "derived from host (cluster file b.yaml:3:1)"
+    assert (
+        short_paths("derived from host (cluster file /a/b.yaml:3:1)")
+        == "derived from host (cluster file b.yaml:3:1)"
+    )
     assert short_paths("environment SPARK_TUI_IMAGE") == "environment SPARK_TUI_IMAGE"
 
 
@@ -65,7 +70,9 @@ def test_keymap_unknown_id_names_its_source():
     assert validate_keymap({"teardown": "ctrl+x"}, lambda k: "x") == {"teardown": "ctrl+x"}
     with pytest.raises(ConfigError) as exc:
         validate_keymap({"tear_down": "ctrl+x"}, lambda k: f"config.yaml:3:3 ({k})")
-    assert exc.value.source == "config.yaml:3:3 (tear_down)" and "did you mean 'teardown'" in exc.value.message
+    assert (
+        exc.value.source == "config.yaml:3:3 (tear_down)" and "did you mean 'teardown'" in exc.value.message
+    )
     with pytest.raises(ConfigError):
         validate_keymap({"quit": " "}, lambda k: "x")
     assert len(BY_ID) == len(KEYS)  # every binding id is unique
@@ -76,9 +83,20 @@ def test_keys_setting_takes_dotted_ids_and_comma_keys_from_yaml_env_and_flags(tm
 
     user = tmp_path / "config.yaml"
     user.write_text("keys:\n  wizard.next: f6,ctrl+n\n  teardown: ctrl+x\n")
-    config = resolve(Inputs(user_config=str(user), environ={"SPARK_TUI_KEYS": "quit=ctrl+q;logs.pause=space"},
-                            flags={"keys": ({"help": "f1"}, "--keys")}))
-    assert config["keys"] == {"wizard.next": "f6,ctrl+n", "teardown": "ctrl+x", "quit": "ctrl+q", "logs.pause": "space", "help": "f1"}
+    config = resolve(
+        Inputs(
+            user_config=str(user),
+            environ={"SPARK_TUI_KEYS": "quit=ctrl+q;logs.pause=space"},
+            flags={"keys": ({"help": "f1"}, "--keys")},
+        )
+    )
+    assert config["keys"] == {
+        "wizard.next": "f6,ctrl+n",
+        "teardown": "ctrl+x",
+        "quit": "ctrl+q",
+        "logs.pause": "space",
+        "help": "f1",
+    }
     assert str(config.values["keys"].item_sources["wizard.next"]).endswith("config.yaml:2:3")
     with pytest.raises(ConfigError) as exc:
         resolve(Inputs(user_config="", environ={"SPARK_TUI_KEYS": "Bad Id=x"}))
@@ -99,7 +117,9 @@ def test_a_refresh_that_beats_the_dashboard_mount_is_shown():
 
     class Host(App):
         def on_mount(self) -> None:
-            self.dashboard = DashboardScreen([("spark-1", "10.231.0.11", "head"), ("spark-2", "10.231.0.12", "worker")])
+            self.dashboard = DashboardScreen(
+                [("spark-1", "10.231.0.11", "head"), ("spark-2", "10.231.0.12", "worker")]
+            )
             self.dashboard.show(node_view(config, "spark-2", drift=True))  # before the screen is mounted
             self.push_screen(self.dashboard)
 
@@ -109,7 +129,11 @@ def test_a_refresh_that_beats_the_dashboard_mount_is_shown():
             await pilot.pause()
             dashboard = app.dashboard
             pane = dashboard.panes["spark-2"]
-            return pane.has_class("-drift"), str(pane._containers.render()), str(dashboard.panes["spark-1"]._header.render())
+            return (
+                pane.has_class("-drift"),
+                str(pane._containers.render()),
+                str(dashboard.panes["spark-1"]._header.render()),
+            )
 
     drift, containers, waiting = asyncio.run(go())
     assert drift and "DRIFT" in containers and "vllm-node:old" in containers

@@ -15,11 +15,31 @@ class Terminal:
 
     def start(self, command: str, env: dict, cwd: str, width: int = 120, height: int = 40) -> None:
         self.kill()
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.session, "-x", str(width), "-y", str(height),
-                        "--", "sh", "-c", command], check=True, env=env, cwd=cwd)
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                self.session,
+                "-x",
+                str(width),
+                "-y",
+                str(height),
+                "--",
+                "sh",
+                "-c",
+                command,
+            ],
+            check=True,
+            env=env,
+            cwd=cwd,
+        )
 
     def capture(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.session], capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.session], capture_output=True, text=True
+        ).stdout
 
     def wait_for(self, text: str, timeout: float = 30) -> str:
         deadline = time.monotonic() + timeout

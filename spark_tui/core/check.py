@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import docker
 import requests
 
 from spark_tui.core.connection import NodeError
-from spark_tui.core.nodes import Nodes
 from spark_tui.core.live import with_detected
+from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers import netif
 from spark_tui.settings.kinds import size_bytes
@@ -54,7 +54,13 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
             emit(r)
 
     for w in config.warnings:
-        add("config.lookalike_env", "cluster", "warn", w, "set the spark-tui setting it names, or unset the variable")
+        add(
+            "config.lookalike_env",
+            "cluster",
+            "warn",
+            w,
+            "set the spark-tui setting it names, or unset the variable",
+        )
 
     # What the nodes show for values left to detection (netdev, hca, ~), as `up` will use them;
     # the same snapshots then feed the checks.
@@ -70,27 +76,58 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
         return snap, layers
 
     done = await asyncio.gather(*(one_node(n) for n in config.nodes))
-    _cluster_checks(config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add)
+    _cluster_checks(
+        config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add
+    )
     return results
 
 
-async def _node_checks(config: Config, node: NodeConfig, snap: NodeSnapshot, nodes: Nodes, add) -> tuple | None:
+async def _node_checks(
+    config: Config, node: NodeConfig, snap: NodeSnapshot, nodes: Nodes, add
+) -> tuple | None:
     name = node.name
     if not snap.reachable:
-        add("ssh.reachable", name, "fail", f"cannot reach {node['host']}: {snap.error}",
-            "check the address, sshd, the key (identity_file) and known_hosts")
-        for cid in ("docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface"):
+        add(
+            "ssh.reachable",
+            name,
+            "fail",
+            f"cannot reach {node['host']}: {snap.error}",
+            "check the address, sshd, the key (identity_file) and known_hosts",
+        )
+        for cid in (
+            "docker.engine",
+            "image.present",
+            "container.absent",
+            "gpu.present",
+            "net.data_interface",
+        ):
             add(cid, name, "skipped", "node unreachable")
         return None
-    add("ssh.reachable", name, "pass", "local transport" if node.local else f"SSH to {node['host']} authenticated, host key verified")
+    add(
+        "ssh.reachable",
+        name,
+        "pass",
+        "local transport" if node.local else f"SSH to {node['host']} authenticated, host key verified",
+    )
     if snap.docker_error:
-        add("docker.engine", name, "fail", snap.docker_error, f"start dockerd on {name} or fix docker_socket / the user's docker group")
+        add(
+            "docker.engine",
+            name,
+            "fail",
+            snap.docker_error,
+            f"start dockerd on {name} or fix docker_socket / the user's docker group",
+        )
         for cid in ("image.present", "container.absent"):
             add(cid, name, "skipped", "docker engine unreachable")
         found_layers = None
     else:
         h = snap.host
-        add("docker.engine", name, "pass", f"Docker {h.docker_version}, storage {h.storage_driver}{' / ' + h.snapshotter if h.snapshotter else ''}")
+        add(
+            "docker.engine",
+            name,
+            "pass",
+            f"Docker {h.docker_version}, storage {h.storage_driver}{' / ' + h.snapshotter if h.snapshotter else ''}",
+        )
         found_layers = await _image_and_container(config, name, snap, nodes, add)
     _gpu(node, snap, add)
     _network(config, node, snap, add)
@@ -100,7 +137,9 @@ async def _node_checks(config: Config, node: NodeConfig, snap: NodeSnapshot, nod
     return found_layers
 
 
-async def _image_and_container(config: Config, name: str, snap: NodeSnapshot, nodes: Nodes, add) -> tuple | None:
+async def _image_and_container(
+    config: Config, name: str, snap: NodeSnapshot, nodes: Nodes, add
+) -> tuple | None:
     image, cname = config["image"], config["container_name"]
     # The snapshot just listed every container on the node: an exact name match needs no second call.
     existing = next((c for c in snap.containers if c.name == cname), None)
@@ -115,16 +154,30 @@ async def _image_and_container(config: Config, name: str, snap: NodeSnapshot, no
         return None
     layers = None
     if img is None:
-        add("image.present", name, "fail", f"image {image} is missing on {name}",
-            f"docker save {image} | ssh {name} docker load   (or docker pull {image} on {name})")
+        add(
+            "image.present",
+            name,
+            "fail",
+            f"image {image} is missing on {name}",
+            f"docker save {image} | ssh {name} docker load   (or docker pull {image} on {name})",
+        )
     else:
         layers = tuple((img.attrs.get("RootFS") or {}).get("Layers") or [])
         digests = img.attrs.get("RepoDigests") or []
-        add("image.present", name, "pass", f"{image} present ({img.id[7:19]}{', ' + digests[0] if digests else ''})")
+        add(
+            "image.present",
+            name,
+            "pass",
+            f"{image} present ({img.id[7:19]}{', ' + digests[0] if digests else ''})",
+        )
     if existing is not None:
-        add("container.absent", name, "fail",
+        add(
+            "container.absent",
+            name,
+            "fail",
             f"a container named {cname} already exists ({existing.state}, image {existing.image_ref}); a launch never reuses it",
-            "spark-tui down, or docker rm -f it on that node")
+            "spark-tui down, or docker rm -f it on that node",
+        )
     else:
         add("container.absent", name, "pass", f"no container named {cname}")
     return layers
@@ -133,19 +186,36 @@ async def _image_and_container(config: Config, name: str, snap: NodeSnapshot, no
 def _gpu(node: NodeConfig, snap: NodeSnapshot, add) -> None:
     g, setting = snap.gpu, node["gpus"]
     if g is not None and g.driver_failed:
-        add("gpu.present", node.name, "fail", f"{g.reason} (on {node.name})",
+        add(
+            "gpu.present",
+            node.name,
+            "fail",
+            f"{g.reason} (on {node.name})",
             "the NVIDIA kernel module is not loaded, often after a kernel update: reboot, or rebuild the driver "
-            "for the running kernel (dkms); `nvidia-smi` on the node must answer before a launch")
+            "for the running kernel (dkms); `nvidia-smi` on the node must answer before a launch",
+        )
         return
     if g is None or not g.present:
         reason = g.reason if g else "not probed"
         status = "fail" if setting == "all" else "warn" if setting == "auto" else "pass"
-        add("gpu.present", node.name, status, f"no GPU ({reason}); gpus: {setting}", "set gpus: none to run without a GPU" if status != "pass" else "")
+        add(
+            "gpu.present",
+            node.name,
+            status,
+            f"no GPU ({reason}); gpus: {setting}",
+            "set gpus: none to run without a GPU" if status != "pass" else "",
+        )
         return
     names = ", ".join(c.name for c in g.gpus)
     label = " (GB10: unified memory)" if g.is_gb10 else ""
     if setting == "none":
-        add("gpu.present", node.name, "warn", f"{names}{label} present but gpus: none", "set gpus: auto to use it")
+        add(
+            "gpu.present",
+            node.name,
+            "warn",
+            f"{names}{label} present but gpus: none",
+            "set gpus: auto to use it",
+        )
     else:
         add("gpu.present", node.name, "pass", f"{len(g.gpus)} GPU(s): {names}{label}")
 
@@ -155,8 +225,13 @@ def _network(config: Config, node: NodeConfig, snap: NodeSnapshot, add) -> None:
     iface = snap.data_interface
     wanted = node["netdev"] or f"the interface holding {node['data_ip']}"
     if iface is None:
-        add("net.data_interface", name, "fail", f"data interface {wanted} not found on {name}",
-            f"set netdev for node {name} (interfaces: {', '.join(i for i in snap.interfaces if i != 'lo')})")
+        add(
+            "net.data_interface",
+            name,
+            "fail",
+            f"data interface {wanted} not found on {name}",
+            f"set netdev for node {name} (interfaces: {', '.join(i for i in snap.interfaces if i != 'lo')})",
+        )
         return
     problems = []
     if iface.state != "UP":
@@ -166,16 +241,40 @@ def _network(config: Config, node: NodeConfig, snap: NodeSnapshot, add) -> None:
     if node["data_ip"] and not any(str(ipaddress.ip_interface(c).ip) == node["data_ip"] for c in iface.ipv4):
         problems.append(f"does not hold data_ip {node['data_ip']} (has {', '.join(iface.ipv4) or 'none'})")
     if problems:
-        add("net.data_interface", name, "fail", f"{iface.name}: " + "; ".join(problems), f"ip link set {iface.name} up / assign the address")
+        add(
+            "net.data_interface",
+            name,
+            "fail",
+            f"{iface.name}: " + "; ".join(problems),
+            f"ip link set {iface.name} up / assign the address",
+        )
     else:
         add("net.data_interface", name, "pass", f"{iface.name} UP, {', '.join(iface.ipv4)}, MTU {iface.mtu}")
     if iface.mtu is not None and iface.mtu < 9000:
-        add("net.mtu", name, "warn", f"{iface.name} MTU {iface.mtu} (below 9000: NCCL over RoCE runs slower)", f"ip link set {iface.name} mtu 9000 on every node")
+        add(
+            "net.mtu",
+            name,
+            "warn",
+            f"{iface.name} MTU {iface.mtu} (below 9000: NCCL over RoCE runs slower)",
+            f"ip link set {iface.name} mtu 9000 on every node",
+        )
     dev = iface.roce_device
     if dev is None:
-        add("roce.device", name, "warn", f"no RoCE device mapped to {iface.name} (ibdev2netdev / sysfs)", "NCCL will fall back to TCP sockets")
+        add(
+            "roce.device",
+            name,
+            "warn",
+            f"no RoCE device mapped to {iface.name} (ibdev2netdev / sysfs)",
+            "NCCL will fall back to TCP sockets",
+        )
     elif iface.roce_state != "Up":
-        add("roce.device", name, "fail", f"{dev} -> {iface.name} is {iface.roce_state}", "check the cable and ibdev2netdev")
+        add(
+            "roce.device",
+            name,
+            "fail",
+            f"{dev} -> {iface.name} is {iface.roce_state}",
+            "check the cable and ibdev2netdev",
+        )
     else:
         add("roce.device", name, "pass", f"{dev} -> {iface.name} Up")
     hca = node["hca"]
@@ -183,23 +282,33 @@ def _network(config: Config, node: NodeConfig, snap: NodeSnapshot, add) -> None:
         twin = netif.twin_of(dev)
         missing = [d for d in (dev, twin) if d and d not in hca]
         if hca and missing:
-            add("roce.twins", name, "warn", f"NCCL_IB_HCA ({','.join(hca)}) lacks {', '.join(missing)}: one ConnectX-7 twin only",
-                f"hca: [{dev}, {twin}] for full bandwidth")
+            add(
+                "roce.twins",
+                name,
+                "warn",
+                f"NCCL_IB_HCA ({','.join(hca)}) lacks {', '.join(missing)}: one ConnectX-7 twin only",
+                f"hca: [{dev}, {twin}] for full bandwidth",
+            )
         elif hca:
             add("roce.twins", name, "pass", f"both twins in NCCL_IB_HCA: {','.join(hca)}")
     if not node["privileged"]:
         if snap.host.infiniband_dir:
             add("roce.dev_infiniband", name, "pass", "/dev/infiniband present (non-privileged mode)")
         else:
-            add("roce.dev_infiniband", name, "fail", "/dev/infiniband missing: a non-privileged container would stay Created",
-                "load the RDMA drivers, or set privileged: true")
+            add(
+                "roce.dev_infiniband",
+                name,
+                "fail",
+                "/dev/infiniband missing: a non-privileged container would stay Created",
+                "load the RDMA drivers, or set privileged: true",
+            )
 
 
 async def _run(nodes: Nodes, node: str, script: str, *args: str) -> str | None:
     """Run `script` with positional args in the node's persistent shell (args quoted, never interpolated)."""
     try:
         return await nodes.transports[node].run_script(script, args, timeout=20)
-    except (NodeError, asyncio.TimeoutError):
+    except (TimeoutError, NodeError):
         return None
 
 
@@ -209,7 +318,9 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
     requested = volumes[0].split(":")[0] if volumes else "~/.cache/huggingface"
     # Shown as the node resolves it: `~` is the node's home, not this machine's.
     cache = node.expand_home(requested) or requested
-    out = await _run(nodes, node.name, CACHE_SCRIPT, cache, "models--" + (model or "").replace("/", "--"), model or "")
+    out = await _run(
+        nodes, node.name, CACHE_SCRIPT, cache, "models--" + (model or "").replace("/", "--"), model or ""
+    )
     lines = (out or "").strip().splitlines()
     fields = lines[-1].split() if len(lines) > 1 else []
     free_kib = int(fields[3]) if len(fields) >= 4 and fields[3].isdigit() else None
@@ -217,10 +328,15 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
         add("disk.free", node.name, "skipped", "could not look at the cache's filesystem")
     else:
         want = node["min_free_disk"]
-        text = f"{free_kib / 1024 ** 2:.0f} GiB free on the filesystem of {cache}"
+        text = f"{free_kib / 1024**2:.0f} GiB free on the filesystem of {cache}"
         if free_kib * 1024 < size_bytes(want):
-            add("disk.free", node.name, "warn", f"{text} on {node.name}, below min_free_disk {want}",
-                "free space there (docker image prune, old models) or set min_free_disk")
+            add(
+                "disk.free",
+                node.name,
+                "warn",
+                f"{text} on {node.name}, below min_free_disk {want}",
+                "free space there (docker image prune, old models) or set min_free_disk",
+            )
         else:
             add("disk.free", node.name, "pass", text)
     if not model:
@@ -230,7 +346,13 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
     elif lines[0] == "present":
         add("model.cached", node.name, "pass", f"{model} in {cache}")
     else:
-        add("model.cached", node.name, "warn", f"{model} not in {cache} on {node.name}", f"download it there first (huggingface-cli download {model})")
+        add(
+            "model.cached",
+            node.name,
+            "warn",
+            f"{model} not in {cache} on {node.name}",
+            f"download it there first (huggingface-cli download {model})",
+        )
 
 
 async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
@@ -245,37 +367,73 @@ async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
         if out is None:
             add(f"port.{key}", node.name, "skipped", "could not read /proc/net/tcp")
         elif port in listening:
-            add(f"port.{key}", node.name, "fail", f"{key} {port} is already in use on the head {node.name}", f"stop what listens there or set {key}")
+            add(
+                f"port.{key}",
+                node.name,
+                "fail",
+                f"{key} {port} is already in use on the head {node.name}",
+                f"stop what listens there or set {key}",
+            )
         else:
             add(f"port.{key}", node.name, "pass", f"{key} {port} free")
 
 
-def _cluster_checks(config: Config, snaps: dict[str, NodeSnapshot], layers: dict[str, tuple | None], add) -> None:
-    present = {n: l for n, l in layers.items() if l is not None}
+def _cluster_checks(
+    config: Config, snaps: dict[str, NodeSnapshot], layers: dict[str, tuple | None], add
+) -> None:
+    present = {n: found for n, found in layers.items() if found is not None}
     if len(set(present.values())) > 1:
         head = config.head.name
-        differ = [n for n, l in present.items() if l != present.get(head, next(iter(present.values())))]
-        add("image.same", "cluster", "fail", f"{config['image']} is a different image on {', '.join(differ)} than on {head} (layer digests differ)",
-            f"copy the image from {head} to those nodes (docker save | docker load)")
+        differ = [
+            n for n, found in present.items() if found != present.get(head, next(iter(present.values())))
+        ]
+        add(
+            "image.same",
+            "cluster",
+            "fail",
+            f"{config['image']} is a different image on {', '.join(differ)} than on {head} (layer digests differ)",
+            f"copy the image from {head} to those nodes (docker save | docker load)",
+        )
     elif len(present) == len(config.nodes) and present:
         add("image.same", "cluster", "pass", "same image layers on every node")
-    datas = {n: s.data_interface for n, s in snaps.items() if s.reachable and s.data_interface and s.data_interface.ipv4}
+    datas = {
+        n: s.data_interface
+        for n, s in snaps.items()
+        if s.reachable and s.data_interface and s.data_interface.ipv4
+    }
     nets = {n: ipaddress.ip_interface(i.ipv4[0]).network for n, i in datas.items()}
     if len(set(nets.values())) > 1:
-        add("net.subnet", "cluster", "warn", "data addresses in different subnets: " + ", ".join(f"{n} {net}" for n, net in nets.items()),
-            "the community layout uses one subnet per cable; check it is what you meant")
+        add(
+            "net.subnet",
+            "cluster",
+            "warn",
+            "data addresses in different subnets: " + ", ".join(f"{n} {net}" for n, net in nets.items()),
+            "the community layout uses one subnet per cable; check it is what you meant",
+        )
     elif nets:
         add("net.subnet", "cluster", "pass", f"data addresses in {next(iter(nets.values()))}")
     mtus = {n: i.mtu for n, i in datas.items()}
     if len(set(mtus.values())) > 1:
-        add("net.mtu_equal", "cluster", "fail", "MTU differs: " + ", ".join(f"{n} {m}" for n, m in mtus.items()), "set the same MTU (9000) everywhere")
+        add(
+            "net.mtu_equal",
+            "cluster",
+            "fail",
+            "MTU differs: " + ", ".join(f"{n} {m}" for n, m in mtus.items()),
+            "set the same MTU (9000) everywhere",
+        )
     gpus = sum(len(s.gpu.gpus) for s in snaps.values() if s.gpu and s.gpu.present)
     want = config["tensor_parallel_size"] * config["pipeline_parallel_size"]
     if all(s.reachable for s in snaps.values()):
         if want == gpus:
             add("parallel.size", "cluster", "pass", f"tensor x pipeline = {want} = GPUs across the nodes")
         else:
-            add("parallel.size", "cluster", "fail", f"tensor x pipeline = {want}, but the nodes have {gpus} GPU(s)", "set tensor_parallel_size / pipeline_parallel_size")
+            add(
+                "parallel.size",
+                "cluster",
+                "fail",
+                f"tensor x pipeline = {want}, but the nodes have {gpus} GPU(s)",
+                "set tensor_parallel_size / pipeline_parallel_size",
+            )
 
 
 async def _reach(config: Config, node: NodeConfig, snap: NodeSnapshot, nodes: Nodes, add) -> None:
@@ -290,4 +448,10 @@ async def _reach(config: Config, node: NodeConfig, snap: NodeSnapshot, nodes: No
         if ip in ok:
             add("net.reach", node.name, "pass", f"reaches {other.name} at {ip}")
         else:
-            add("net.reach", node.name, "fail", f"cannot reach {other.name} at {ip} over the data network", "check cabling, addresses and routes")
+            add(
+                "net.reach",
+                node.name,
+                "fail",
+                f"cannot reach {other.name} at {ip} over the data network",
+                "check cabling, addresses and routes",
+            )

@@ -7,7 +7,7 @@ core/events.py, core/logs.py and core/check.py, the same ones the headless CLI p
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from spark_tui.core.check import CheckResult, run_checks
 from spark_tui.core.launch import Launch, drift, teardown
@@ -24,8 +24,18 @@ Reconfigure = Callable[[dict, dict], Config]
 
 # Settings a node's connection is made from: an edit of one of them rebuilds that connection, so
 # the value shown as effective is the one connected with.
-CONNECTION_KEYS = ("host", "port", "user", "identity_file", "known_hosts", "host_key_policy",
-                   "connect_timeout", "keepalive_interval", "max_sessions", "docker_socket")
+CONNECTION_KEYS = (
+    "host",
+    "port",
+    "user",
+    "identity_file",
+    "known_hosts",
+    "host_key_policy",
+    "connect_timeout",
+    "keepalive_interval",
+    "max_sessions",
+    "docker_socket",
+)
 
 
 class CockpitCore:

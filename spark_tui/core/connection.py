@@ -23,9 +23,13 @@ import asyncssh
 from spark_tui.core import engines
 from spark_tui.settings.resolve import NodeConfig
 
-
-PREFERRED_CIPHERS = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr", "aes256-ctr",
-                     "chacha20-poly1305@openssh.com"]
+PREFERRED_CIPHERS = [
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "aes128-ctr",
+    "aes256-ctr",
+    "chacha20-poly1305@openssh.com",
+]
 
 
 class NodeError(Exception):
@@ -62,11 +66,16 @@ class LocalTransport:
 
     async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            *argv,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
-        out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), timeout)
-        return Result(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode)
+        out, err = await asyncio.wait_for(
+            proc.communicate(stdin.encode() if stdin is not None else None), timeout
+        )
+        code = proc.returncode if proc.returncode is not None else 255
+        return Result(out.decode(errors="replace"), err.decode(errors="replace"), code)
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         return (await self.run(["sh", "-c", script, "sh", *args], timeout=timeout)).stdout
@@ -87,11 +96,13 @@ class SshTransport:
         self._lock = asyncio.Lock()
         self._sessions = asyncio.Semaphore(node["max_sessions"])
         self._docker_sock: str | None = None
-        self._shell = None  # long-lived `sh` for probe scripts: no login shell per refresh
+        self._shell: asyncssh.SSHClientProcess | None = (
+            None  # long-lived `sh` for probe scripts: no login shell per refresh
+        )
         self._marker = ""
         self._functions: dict[str, str] = {}  # script -> the shell function defined for it
         self._shell_lock = asyncio.Lock()
-        self._listener = None
+        self._listener: asyncssh.SSHListener | None = None
         self.rtt_ms: float | None = None
         self.last_error: str | None = None
         self.failures = 0
@@ -100,6 +111,12 @@ class SshTransport:
     @property
     def connected(self) -> bool:
         return self.conn is not None and not self.conn.is_closed()
+
+    def live(self) -> asyncssh.SSHClientConnection:
+        """The open connection (call after connect())."""
+        if self.conn is None:
+            raise NodeError(f"{self.node.name}: not connected")
+        return self.conn
 
     @property
     def host(self) -> str:
@@ -110,7 +127,9 @@ class SshTransport:
             if self.connected:
                 return
             if time.monotonic() < self.next_retry:
-                raise NodeError(f"{self.node.name}: {self.last_error} (retry in {self.next_retry - time.monotonic():.0f} s)")
+                raise NodeError(
+                    f"{self.node.name}: {self.last_error} (retry in {self.next_retry - time.monotonic():.0f} s)"
+                )
             try:
                 self.conn = await self._open()
                 self.failures = 0
@@ -118,7 +137,7 @@ class SshTransport:
             except NodeError as exc:
                 self._backoff(str(exc).split(": ", 1)[-1])
                 raise
-            except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+            except (TimeoutError, OSError, asyncssh.Error) as exc:
                 reason = _reason(exc)
                 self._backoff(reason)
                 raise NodeError(f"{self.node.name}: cannot connect to {self.host}: {reason}") from None
@@ -154,18 +173,26 @@ class SshTransport:
         except asyncssh.HostKeyNotVerifiable:
             return await self._host_key_problem()
         except ValueError as exc:  # asyncssh parses known_hosts (and keys) while connecting
-            raise HostKeyError(f"{self.node.name}: cannot use known_hosts {self._options()['known_hosts']} "
-                               f"or the key: {exc}; refusing to connect") from None
+            raise HostKeyError(
+                f"{self.node.name}: cannot use known_hosts {self._options()['known_hosts']} "
+                f"or the key: {exc}; refusing to connect"
+            ) from None
 
     async def _host_key_problem(self) -> asyncssh.SSHClientConnection:
         """Tell unknown from changed keys, name the fingerprint, and add unknown keys in accept-new mode."""
         n = self.node
         path = os.path.expanduser(n["known_hosts"])
         # known_hosts lists the real host: for an ~/.ssh/config alias, its HostName and Port.
-        resolved = await asyncssh.SSHClientConnectionOptions.construct(host=self.host, config=(), **self._options())
+        resolved = await asyncssh.SSHClientConnectionOptions.construct(
+            host=self.host, config=(), **self._options()
+        )
         host, port = resolved.host, resolved.port
-        key = await asyncio.wait_for(asyncssh.get_server_host_key(self.host, options=resolved), n["connect_timeout"])
-        fingerprint = key.get_fingerprint("sha256") if key else "unknown"
+        key = await asyncio.wait_for(
+            asyncssh.get_server_host_key(self.host, options=resolved), n["connect_timeout"]
+        )
+        if key is None:
+            raise HostKeyError(f"{n.name}: {self.host} offered no host key; refusing to connect")
+        fingerprint = key.get_fingerprint("sha256")
         entry = host if port == 22 else f"[{host}]:{port}"
         known = await _known_keys(path, host, port)
         if known:
@@ -188,12 +215,14 @@ class SshTransport:
         async with self._sessions:
             try:
                 start = time.monotonic()
-                proc = await asyncio.wait_for(self.conn.run(quote(argv), input=stdin, check=False), timeout)
+                proc = await asyncio.wait_for(self.live().run(quote(argv), input=stdin, check=False), timeout)
                 self.rtt_ms = (time.monotonic() - start) * 1000
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()
                 raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
-        return Result(proc.stdout or "", proc.stderr or "", proc.exit_status if proc.exit_status is not None else 255)
+        return Result(
+            _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
+        )
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         """Run a shell script in the node's long-lived `sh` session and return its stdout.
@@ -208,28 +237,29 @@ class SshTransport:
                 await self.connect()
                 start = time.monotonic()
                 try:
-                    if self._shell is None or self._shell.stdout.at_eof():
-                        self._shell = await self.conn.create_process("sh")
+                    shell = self._shell
+                    if shell is None or shell.stdout.at_eof():
+                        shell = self._shell = await self.live().create_process("sh")
                         # Random per shell, not per call: asyncssh compiles a regex for each new
                         # readuntil separator, and one per shell is as unguessable.
                         self._marker = f"__spark_tui_end_{secrets.token_hex(8)}__"
                         self._functions = {}
                     marker = self._marker
                     call = self._call(script) + (" " + quote(list(args)) if args else "")
-                    self._shell.stdin.write(f"{call} </dev/null 2>/dev/null\necho; echo {marker}\n")
-                    out = await asyncio.wait_for(self._shell.stdout.readuntil(marker + "\n"), timeout)
+                    shell.stdin.write(f"{call} </dev/null 2>/dev/null\necho; echo {marker}\n")
+                    out = await asyncio.wait_for(shell.stdout.readuntil(marker + "\n"), timeout)
                     break
                 except (OSError, asyncssh.Error, asyncio.IncompleteReadError) as exc:
                     # A session that died with its connection: reconnect once, then report.
                     await self._drop()
                     if attempt == 2:
                         raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
-                except (asyncio.TimeoutError, asyncio.CancelledError):
+                except (TimeoutError, asyncio.CancelledError):
                     # Its output is out of step now (the script may still be printing): close it
                     # and start a fresh one next time.
-                    shell, self._shell = self._shell, None
-                    if shell is not None:
-                        shell.close()
+                    stale, self._shell = self._shell, None
+                    if stale is not None:
+                        stale.close()
                     raise
             self.rtt_ms = (time.monotonic() - start) * 1000
         return out[: -len(marker) - 1]
@@ -251,9 +281,13 @@ class SshTransport:
             tmp = tempfile.mkdtemp(prefix="spark-tui-docker-")
             self._docker_sock = os.path.join(tmp, "docker.sock")
             try:
-                self._listener = await self.conn.forward_local_path(self._docker_sock, self.node["docker_socket"])
+                self._listener = await self.live().forward_local_path(
+                    self._docker_sock, self.node["docker_socket"]
+                )
             except (OSError, asyncssh.Error) as exc:
-                raise NodeError(f"{self.node.name}: docker tunnel to {self.node['docker_socket']} failed: {_reason(exc)}") from None
+                raise NodeError(
+                    f"{self.node.name}: docker tunnel to {self.node['docker_socket']} failed: {_reason(exc)}"
+                ) from None
         return f"unix://{self._docker_sock}"
 
     async def _drop(self) -> None:
@@ -285,7 +319,7 @@ async def _known_keys(path: str, host: str, port: int) -> list:
         raise HostKeyError(f"known_hosts {path} cannot be read: {_reason(exc)}") from None
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        addrs = sorted({info[4][0] for info in infos})
+        addrs = sorted({str(info[4][0]) for info in infos})
     except OSError:
         addrs = []
     found = []
@@ -293,6 +327,11 @@ async def _known_keys(path: str, host: str, port: int) -> list:
         matched = known.match(host, addr, None if port == 22 else port)
         found += [key for keys in matched for key in keys]
     return found
+
+
+def _text(data: str | bytes | None) -> str:
+    """A session's output as text (asyncssh gives str with an encoding set, bytes without)."""
+    return data.decode(errors="replace") if isinstance(data, bytes) else data or ""
 
 
 def _reason(exc: BaseException) -> str:

@@ -11,7 +11,8 @@ built afresh on next use. Everything here blocks: call it in a thread.
 from __future__ import annotations
 
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import docker
 

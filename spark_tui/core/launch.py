@@ -13,15 +13,15 @@ import shlex
 import time
 import urllib.request
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 import docker
 import requests
 
 from spark_tui.core import plan as planmod
 from spark_tui.core.connection import NodeError
-from spark_tui.core.live import with_detected
 from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
+from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
 from spark_tui.parsers.nccl import NcclParser
@@ -57,9 +57,17 @@ def _exact(client: docker.DockerClient, name: str):
 
 def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
     kwargs = dict(
-        image=spec.image, entrypoint=spec.entrypoint, command=spec.cmd, name=spec.name, labels=spec.labels,
-        environment={e.name: e.value for e in spec.env}, network_mode=spec.network, ipc_mode=spec.ipc,
-        privileged=spec.privileged, shm_size=spec.shm_size, detach=True,
+        image=spec.image,
+        entrypoint=spec.entrypoint,
+        command=spec.cmd,
+        name=spec.name,
+        labels=spec.labels,
+        environment={e.name: e.value for e in spec.env},
+        network_mode=spec.network,
+        ipc_mode=spec.ipc,
+        privileged=spec.privileged,
+        shm_size=spec.shm_size,
+        detach=True,
         ulimits=[docker.types.Ulimit(name=n, soft=s, hard=h) for n, (s, h) in spec.ulimits.items()],
         volumes=[v for v in spec.volumes],
     )
@@ -89,7 +97,9 @@ class Launch:
         self.started: list[tuple[str, str]] = []  # (node, container id)
         self.t0 = time.monotonic()
 
-    def _stage(self, node: str, stage: str, status: str, detail: str = "", fraction: float | None = None) -> None:
+    def _stage(
+        self, node: str, stage: str, status: str, detail: str = "", fraction: float | None = None
+    ) -> None:
         self.emit(Stage(node, stage, status, detail, time.monotonic() - self.t0, fraction))
 
     async def run(self) -> bool:
@@ -125,8 +135,10 @@ class Launch:
         for spec in self.specs.values():
             if spec.unexpanded:
                 # Docker would take `~/...` for a volume name and refuse it: stop before anything starts.
-                raise LaunchError(f"{spec.node}: cannot expand ~ in volume {spec.unexpanded[0]}: the node's home "
-                                  f"directory is not known (was {spec.node} reachable when the plan was made?)")
+                raise LaunchError(
+                    f"{spec.node}: cannot expand ~ in volume {spec.unexpanded[0]}: the node's home "
+                    f"directory is not known (was {spec.node} reachable when the plan was made?)"
+                )
 
         async def one(node: str):
             try:
@@ -137,13 +149,17 @@ class Launch:
             existing = await asyncio.to_thread(_exact, client, name)
             if existing is not None:
                 image = existing.attrs["Config"].get("Image", "?")
-                raise LaunchError(f"{node}: a container named {name} already exists ({existing.status}, image {image}); "
-                                  f"spark-tui never reuses it: remove it with `spark-tui down` or docker rm")
+                raise LaunchError(
+                    f"{node}: a container named {name} already exists ({existing.status}, image {image}); "
+                    f"spark-tui never reuses it: remove it with `spark-tui down` or docker rm"
+                )
             try:
                 await asyncio.to_thread(client.images.get, self.specs[node].image)
             except docker.errors.ImageNotFound:
-                raise LaunchError(f"{node}: image {self.specs[node].image} is not on this node; "
-                                  f"load it there (docker save | ssh {node} docker load) or pull it") from None
+                raise LaunchError(
+                    f"{node}: image {self.specs[node].image} is not on this node; "
+                    f"load it there (docker save | ssh {node} docker load) or pull it"
+                ) from None
 
         await asyncio.gather(*(one(n.name) for n in self.config.nodes))
 
@@ -152,7 +168,9 @@ class Launch:
         self._stage(node, "container", "started", spec.image)
         client = self.clients[node]
         try:
-            container = await asyncio.to_thread(client.containers.create, **_create_kwargs(spec, self.has_gpu.get(node, False)))
+            container = await asyncio.to_thread(
+                client.containers.create, **_create_kwargs(spec, self.has_gpu.get(node, False))
+            )
             self.started.append((node, container.id))
             await asyncio.to_thread(container.start)
         except docker.errors.DockerException as exc:
@@ -215,9 +233,17 @@ class Launch:
             for w in workers:
                 await self._alive_or_fail(w)
             # containers.get is a blocking HTTP call through the tunnel: never on the event loop.
-            res = await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["ray", "status"]))
+            res = await asyncio.to_thread(
+                lambda: self.clients[head].containers.get(cid).exec_run(["ray", "status"])
+            )
             st = parse_ray_status(res.output.decode(errors="replace"))
-            self._stage("cluster", "ray_join", "progress", f"{st.active_nodes}/{want_nodes} nodes, {st.gpus_total:g} GPUs", st.active_nodes / want_nodes)
+            self._stage(
+                "cluster",
+                "ray_join",
+                "progress",
+                f"{st.active_nodes}/{want_nodes} nodes, {st.gpus_total:g} GPUs",
+                st.active_nodes / want_nodes,
+            )
             return st.active_nodes >= want_nodes and st.gpus_total >= want_gpus
 
         await self._until("Ray: every node and GPU joined", self.config["timeouts.ray_join"], joined)
@@ -226,7 +252,9 @@ class Launch:
         # Output goes to the container's main streams so `docker logs` shows vLLM too. The container
         # lives on (Ray holds it) when vllm serve dies, so its exit is written to the log as well.
         script = f'{shlex.join(serve)} >/proc/1/fd/1 2>/proc/1/fd/2; echo "{SERVE_EXIT} $?" >/proc/1/fd/2'
-        await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True))
+        await asyncio.to_thread(
+            lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
+        )
         self._stage(head, "vllm", "started", shlex.join(serve))
 
     async def _native(self) -> None:
@@ -262,15 +290,28 @@ class Launch:
             if v.oom or v.tp_exceeds or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
                 raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", list(recent))
             if exited:
-                raise LaunchError(f"{head.name}: {exited}" + (f": {v.errors[-1][:200]}" if v.errors else ""), list(recent))
+                raise LaunchError(
+                    f"{head.name}: {exited}" + (f": {v.errors[-1][:200]}" if v.errors else ""), list(recent)
+                )
             if s.init_start and s.init_complete < s.init_start:
-                self._stage("cluster", "nccl_init", "progress", f"{s.init_complete}/{s.init_start}", s.init_complete / s.init_start)
+                self._stage(
+                    "cluster",
+                    "nccl_init",
+                    "progress",
+                    f"{s.init_complete}/{s.init_start}",
+                    s.init_complete / s.init_start,
+                )
                 if time.monotonic() > nccl_deadline:
-                    raise LaunchError(f"NCCL init started but not complete after {self.config['timeouts.nccl_init']:.0f} s "
-                                      f"({s.init_complete}/{s.init_start}): a worker cannot reach the head?", list(recent_nccl))
+                    raise LaunchError(
+                        f"NCCL init started but not complete after {self.config['timeouts.nccl_init']:.0f} s "
+                        f"({s.init_complete}/{s.init_start}): a worker cannot reach the head?",
+                        list(recent_nccl),
+                    )
                 return False
             if v.shards_total:
-                self._stage(head.name, "shards", "progress", f"{v.shards_done}/{v.shards_total}", v.shard_fraction)
+                self._stage(
+                    head.name, "shards", "progress", f"{v.shards_done}/{v.shards_total}", v.shard_fraction
+                )
             # HTTP decides. The log only says when to start asking (`Application startup complete`,
             # or an older Uvicorn line); without such a line, ask every few seconds anyway.
             nonlocal last_ask
@@ -288,11 +329,12 @@ class Launch:
         target = head["data_ip"] or "127.0.0.1"
         if transport.kind == "ssh":
             await transport.connect()
-            listener = await transport.conn.forward_local_port("127.0.0.1", 0, target, port)
+            listener = await transport.live().forward_local_port("127.0.0.1", 0, target, port)
             base = f"http://127.0.0.1:{listener.get_port()}"
         else:
             listener, base = None, f"http://{target}:{port}"
         try:
+
             def get(path):
                 with urllib.request.urlopen(base + path, timeout=5) as resp:
                     return resp.status, resp.read()
@@ -320,7 +362,12 @@ class Launch:
                 self.emit(Removed(node, c.name, image))
             except docker.errors.NotFound:
                 pass
-            except (docker.errors.DockerException, requests.exceptions.RequestException, NodeError, OSError) as exc:
+            except (
+                docker.errors.DockerException,
+                requests.exceptions.RequestException,
+                NodeError,
+                OSError,
+            ) as exc:
                 self.emit(StillHolding(node, cid[:12], f"could not remove: {exc}"))
 
         await asyncio.gather(*(remove(n, c) for n, c in self.started))
@@ -340,7 +387,12 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
                 emit(Removed(node, name, c.get("Image", "")))
             emit(Stage(node, "teardown", "done", f"removed {len(mine)}" if mine else "nothing was running"))
             return True
-        except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+        except (
+            NodeError,
+            docker.errors.DockerException,
+            requests.exceptions.RequestException,
+            OSError,
+        ) as exc:
             emit(StillHolding(node, name, f"unreachable: {str(exc).split(': ', 1)[-1][:160]}"))
             return False
 
@@ -373,18 +425,38 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
         actual_env = dict(e.split("=", 1) for e in cfg.get("Env") or [] if "=" in e)
         for e in spec.env:
             if actual_env.get(e.name) != e.value:
-                items.append(DriftItem(spec.node, f"env {e.name}", e.shown(), "***" if e.secret else actual_env.get(e.name, "(unset)")))
+                items.append(
+                    DriftItem(
+                        spec.node,
+                        f"env {e.name}",
+                        e.shown(),
+                        "***" if e.secret else actual_env.get(e.name, "(unset)"),
+                    )
+                )
         command = (cfg.get("Entrypoint") or []) + (cfg.get("Cmd") or [])
         if command != spec.command:
             items.append(DriftItem(spec.node, "command", shlex.join(spec.command), shlex.join(command)))
-        mounts = sorted(f"{m.get('Source')}:{m.get('Destination')}" for m in c.attrs.get("Mounts") or [] if m.get("Type") == "bind")
+        mounts = sorted(
+            f"{m.get('Source')}:{m.get('Destination')}"
+            for m in c.attrs.get("Mounts") or []
+            if m.get("Type") == "bind"
+        )
         wanted = sorted(":".join(v.split(":")[:2]) for v in spec.volumes)
         if not spec.unexpanded and wanted != mounts:
-            items.append(DriftItem(spec.node, "mounts", ", ".join(wanted) or "none", ", ".join(mounts) or "none"))
+            items.append(
+                DriftItem(spec.node, "mounts", ", ".join(wanted) or "none", ", ".join(mounts) or "none")
+            )
         labels = cfg.get("Labels") or {}
         want_hash = spec.labels[f"{planmod.LABEL_PREFIX}config-hash"]
         if labels.get(f"{planmod.LABEL_PREFIX}config-hash") != want_hash:
-            items.append(DriftItem(spec.node, "config-hash", want_hash, labels.get(f"{planmod.LABEL_PREFIX}config-hash", "(none: not started by spark-tui)")))
+            items.append(
+                DriftItem(
+                    spec.node,
+                    "config-hash",
+                    want_hash,
+                    labels.get(f"{planmod.LABEL_PREFIX}config-hash", "(none: not started by spark-tui)"),
+                )
+            )
 
     await asyncio.gather(*(one(s) for s in specs))
     # The same tag can name different images on different nodes: compare layers (image IDs
@@ -392,8 +464,14 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
     head = config.head.name
     for node, node_layers in layers.items():
         if node != head and head in layers and node_layers != layers[head]:
-            items.append(DriftItem(node, "image", f"{config['image']} as on {head} (layers {_short_layers(layers[head])})",
-                                   f"another image under the same tag (layers {_short_layers(node_layers)})"))
+            items.append(
+                DriftItem(
+                    node,
+                    "image",
+                    f"{config['image']} as on {head} (layers {_short_layers(layers[head])})",
+                    f"another image under the same tag (layers {_short_layers(node_layers)})",
+                )
+            )
     return items
 
 

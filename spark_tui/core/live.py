@@ -7,7 +7,7 @@ so what `plan` shows, what `up` creates and what drift compares against are one 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
@@ -17,7 +17,9 @@ from spark_tui.settings.resolve import Config
 Redetect = Callable[[dict], Config]
 
 
-async def with_detected(config: Config, nodes: Nodes, redetect: Redetect | None = None) -> tuple[Config, list[NodeSnapshot]]:
+async def with_detected(
+    config: Config, nodes: Nodes, redetect: Redetect | None = None
+) -> tuple[Config, list[NodeSnapshot]]:
     """Snapshot every node, then the configuration with what they showed. `nodes` follows it."""
     snaps = await nodes.snapshot_all()
     detected = detected_values(config, snaps)
@@ -36,12 +38,18 @@ def detected_lines(config: Config) -> list[str]:
         for key in ("netdev", "hca"):
             value = node.values[key]
             if value.source.layer == "detected":
-                lines.append(f"detected {node.name}.{key} = {value.setting.kind.show(value.value)} ({value.source.location})")
+                lines.append(
+                    f"detected {node.name}.{key} = {value.setting.kind.show(value.value)} ({value.source.location})"
+                )
     return lines
 
 
 def unreachable_lines(snaps: list[NodeSnapshot]) -> list[str]:
-    return [f"{s.node}: not reachable ({s.error}); its detected values and ~ are unknown" for s in snaps if not s.reachable]
+    return [
+        f"{s.node}: not reachable ({s.error}); its detected values and ~ are unknown"
+        for s in snaps
+        if not s.reachable
+    ]
 
 
 async def image_entrypoints(config: Config, nodes: Nodes) -> dict[str, str]:

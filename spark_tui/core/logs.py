@@ -13,8 +13,8 @@ import asyncio
 import calendar
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import docker
 import requests
@@ -141,7 +141,12 @@ class LogFollower:
                     self._state("ended", "the container stopped")
                     return
                 reason = "stream closed"
-            except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+            except (
+                NodeError,
+                docker.errors.DockerException,
+                requests.exceptions.RequestException,
+                OSError,
+            ) as exc:
                 reason = str(exc).split(": ", 1)[-1][:160]
                 if isinstance(exc, docker.errors.NotFound):
                     self._state("ended", f"no container {self.container} on {self.node}")
@@ -201,7 +206,13 @@ class LogFollower:
         if partial:
             self._emit_lines([partial])
         if isinstance(item, Exception):
-            raise item if isinstance(item, (OSError, requests.exceptions.RequestException, docker.errors.DockerException)) else OSError(str(item))
+            raise (
+                item
+                if isinstance(
+                    item, (OSError, requests.exceptions.RequestException, docker.errors.DockerException)
+                )
+                else OSError(str(item))
+            )
         # The stream ended cleanly: either the container stopped or the connection closed it.
         try:
             await asyncio.to_thread(container.reload)

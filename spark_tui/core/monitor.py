@@ -112,7 +112,9 @@ class Monitor:
             state = self._nccl.get(name)
             if state:
                 view.nccl, view.nccl_tail = state.parser.summary, list(state.tail)
-                view.nccl_verdicts = state.parser.summary.verdicts(time.monotonic(), self.config["timeouts.nccl_init"])
+                view.nccl_verdicts = state.parser.summary.verdicts(
+                    time.monotonic(), self.config["timeouts.nccl_init"]
+                )
         view.drifted = self.drift_marks(name, snap)
         return view
 
@@ -145,7 +147,10 @@ class Monitor:
         if spec is None:
             return marks
         for c in snap.containers:
-            if c.name != spec.name or c.labels.get(f"{LABEL_PREFIX}cluster") not in (None, self.config["name"]):
+            if c.name != spec.name or c.labels.get(f"{LABEL_PREFIX}cluster") not in (
+                None,
+                self.config["name"],
+            ):
                 continue
             diffs = []
             if c.image_ref != spec.image:
@@ -158,6 +163,7 @@ class Monitor:
 
     async def images(self) -> list[ImageRow]:
         """Every tagged image on every reachable node, grouped by reference."""
+
         async def one(name: str):
             try:
                 url = await self.nodes.transports[name].docker_url()
@@ -173,7 +179,9 @@ class Monitor:
                 if row is None:
                     digests = attrs.get("RepoDigests") or []
                     digest = digests[0].split("@", 1)[-1] if digests else (layers[-1] if layers else "")
-                    row = rows[ref] = ImageRow(ref, {}, {}, digest, (attrs.get("Size") or 0) / 1e6, (attrs.get("Created") or "")[:19])
+                    row = rows[ref] = ImageRow(
+                        ref, {}, {}, digest, (attrs.get("Size") or 0) / 1e6, (attrs.get("Created") or "")[:19]
+                    )
                 row.nodes[name] = attrs.get("Id", "")[7:19]
                 row.layers[name] = layers
         return sorted(rows.values(), key=lambda r: (-len(r.nodes), r.ref))
@@ -187,14 +195,21 @@ class Monitor:
                 url = await self.nodes.transports[node].docker_url()
                 found = await asyncio.to_thread(_own_containers, url, cluster, name)
                 return node, found
-            except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+            except (
+                NodeError,
+                docker.errors.DockerException,
+                requests.exceptions.RequestException,
+                OSError,
+            ) as exc:
                 return node, f"unreachable: {str(exc).split(': ', 1)[-1][:120]}"
 
         return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
 
 
 def _read_logs(url: str, name: str, kwargs: dict) -> str:
-    return engines.with_engine(url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace"))
+    return engines.with_engine(
+        url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace")
+    )
 
 
 def _list_images(url: str) -> list[tuple[str, dict]]:

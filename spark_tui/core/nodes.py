@@ -36,7 +36,7 @@ class Nodes:
     async def close(self) -> None:
         await asyncio.gather(*(t.close() for t in self.transports.values()))
 
-    async def __aenter__(self) -> "Nodes":
+    async def __aenter__(self) -> Nodes:
         return self
 
     async def __aexit__(self, *exc) -> None:

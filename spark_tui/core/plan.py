@@ -91,7 +91,12 @@ class ContainerSpec:
 def config_hash(config: Config) -> str:
     """A short hash of everything that shapes the containers, so drift and restarts can be matched."""
     data = {
-        "values": {k: v.value for k, v in config.values.items() if not v.setting.secret and k not in ("theme", "keys", "readonly", "refresh_interval", "log_buffer_lines")},
+        "values": {
+            k: v.value
+            for k, v in config.values.items()
+            if not v.setting.secret
+            and k not in ("theme", "keys", "readonly", "refresh_interval", "log_buffer_lines")
+        },
         "nodes": [{k: v.value for k, v in n.values.items()} for n in config.nodes],
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
@@ -102,20 +107,59 @@ def _command(config: Config, node: NodeConfig, head: NodeConfig) -> list[str]:
     port = str(config["master_port"])
     if ex == "ray":
         if node.is_head:
-            return ["ray", "start", "--block", "--head", "--port", port, "--node-ip-address", head["data_ip"] or "",
-                    "--include-dashboard=false", "--disable-usage-stats"]
-        return ["ray", "start", "--block", f"--address={head['data_ip']}:{port}", "--node-ip-address", node["data_ip"] or ""]
-    rank = sorted(n.index for n in config.nodes if not n.is_head).index(node.index) + 1 if not node.is_head else 0
-    argv = vllm_serve_args(config) + ["--nnodes", str(len(config.nodes)), "--node-rank", str(rank),
-                                      "--master-addr", head["data_ip"] or "", "--master-port", port]
+            return [
+                "ray",
+                "start",
+                "--block",
+                "--head",
+                "--port",
+                port,
+                "--node-ip-address",
+                head["data_ip"] or "",
+                "--include-dashboard=false",
+                "--disable-usage-stats",
+            ]
+        return [
+            "ray",
+            "start",
+            "--block",
+            f"--address={head['data_ip']}:{port}",
+            "--node-ip-address",
+            node["data_ip"] or "",
+        ]
+    rank = (
+        sorted(n.index for n in config.nodes if not n.is_head).index(node.index) + 1
+        if not node.is_head
+        else 0
+    )
+    argv = vllm_serve_args(config) + [
+        "--nnodes",
+        str(len(config.nodes)),
+        "--node-rank",
+        str(rank),
+        "--master-addr",
+        head["data_ip"] or "",
+        "--master-port",
+        port,
+    ]
     return argv + (["--headless"] if not node.is_head else [])
 
 
 def vllm_serve_args(config: Config) -> list[str]:
     """`vllm serve` as run on the head (Ray) or on every node (native)."""
-    argv = ["vllm", "serve", config["model"] or "", "--served-model-name", config["served_model_name"] or config["model"] or "",
-            "--tensor-parallel-size", str(config["tensor_parallel_size"]),
-            "--pipeline-parallel-size", str(config["pipeline_parallel_size"]), "--port", str(config["vllm_port"])]
+    argv = [
+        "vllm",
+        "serve",
+        config["model"] or "",
+        "--served-model-name",
+        config["served_model_name"] or config["model"] or "",
+        "--tensor-parallel-size",
+        str(config["tensor_parallel_size"]),
+        "--pipeline-parallel-size",
+        str(config["pipeline_parallel_size"]),
+        "--port",
+        str(config["vllm_port"]),
+    ]
     if config["executor"] == "ray":
         argv += ["--distributed-executor-backend", "ray"]
     return argv + list(config["vllm_args"])
@@ -127,34 +171,40 @@ def build(config: Config) -> list[ContainerSpec]:
     specs = []
     for node in config.nodes:
         role = "head" if node.is_head else "worker"
-        env = [EnvEntry(v.name, v.value, v.derived_from, v.secret) for v in node.container_env if v.overridden_by is None]
+        env = [
+            EnvEntry(v.name, v.value, v.derived_from, v.secret)
+            for v in node.container_env
+            if v.overridden_by is None
+        ]
         privileged = node["privileged"]
         volumes, unexpanded = _volumes(node)
-        specs.append(ContainerSpec(
-            node=node.name,
-            role=role,
-            image=config["image"],
-            name=config["container_name"],
-            labels={
-                f"{LABEL_PREFIX}cluster": config["name"],
-                f"{LABEL_PREFIX}role": role,
-                f"{LABEL_PREFIX}node": node.name,
-                f"{LABEL_PREFIX}config-hash": chash,
-                f"{LABEL_PREFIX}executor": config["executor"],
-            },
-            env=env,
-            volumes=volumes,
-            unexpanded=unexpanded,
-            command=_command(config, node, head),
-            privileged=privileged,
-            gpus=node["gpus"],
-            shm_size=node["shm_size"],
-            memory_limit=None if privileged else node["memory_limit"],
-            cap_add=[] if privileged else ["IPC_LOCK"],
-            devices=[] if privileged else ["/dev/infiniband"],
-            pids_limit=None if privileged else 4096,
-            ulimits={"nofile": (node["ulimit_nofile"], node["ulimit_nofile"])},
-        ))
+        specs.append(
+            ContainerSpec(
+                node=node.name,
+                role=role,
+                image=config["image"],
+                name=config["container_name"],
+                labels={
+                    f"{LABEL_PREFIX}cluster": config["name"],
+                    f"{LABEL_PREFIX}role": role,
+                    f"{LABEL_PREFIX}node": node.name,
+                    f"{LABEL_PREFIX}config-hash": chash,
+                    f"{LABEL_PREFIX}executor": config["executor"],
+                },
+                env=env,
+                volumes=volumes,
+                unexpanded=unexpanded,
+                command=_command(config, node, head),
+                privileged=privileged,
+                gpus=node["gpus"],
+                shm_size=node["shm_size"],
+                memory_limit=None if privileged else node["memory_limit"],
+                cap_add=[] if privileged else ["IPC_LOCK"],
+                devices=[] if privileged else ["/dev/infiniband"],
+                pids_limit=None if privileged else 4096,
+                ulimits={"nofile": (node["ulimit_nofile"], node["ulimit_nofile"])},
+            )
+        )
     return specs
 
 
@@ -176,9 +226,11 @@ def _volumes(node: NodeConfig) -> tuple[list[str], list[str]]:
 def volume_notes(node: NodeConfig, spec: ContainerSpec) -> list[str]:
     """Where each volume's host path came from, when it was rewritten."""
     notes = []
-    for requested, used in zip(node["volumes"], spec.volumes):
+    for requested, used in zip(node["volumes"], spec.volumes, strict=True):
         if requested in spec.unexpanded:
-            notes.append(f"{requested.split(':')[0]}: ~ NOT expanded ({node.name} not reached: its home is unknown); up refuses it")
+            notes.append(
+                f"{requested.split(':')[0]}: ~ NOT expanded ({node.name} not reached: its home is unknown); up refuses it"
+            )
         elif requested != used:
             where = "this machine's home" if node.local else f"{node.home_source}, detected"
             notes.append(f"{requested} -> {used.split(':')[0]} (~ = {where})")
@@ -188,7 +240,9 @@ def volume_notes(node: NodeConfig, spec: ContainerSpec) -> list[str]:
 ENTRYPOINT_WHY = "whatever ENTRYPOINT the image has would otherwise run in front of the command"
 
 
-def as_text(specs: list[ContainerSpec], config: Config, entrypoint_notes: dict[str, str] | None = None) -> str:
+def as_text(
+    specs: list[ContainerSpec], config: Config, entrypoint_notes: dict[str, str] | None = None
+) -> str:
     """The plan as text; `entrypoint_notes` says per node what the image's own ENTRYPOINT is."""
     entrypoint_notes = entrypoint_notes or {}
     lines = []
@@ -206,9 +260,17 @@ def as_text(specs: list[ContainerSpec], config: Config, entrypoint_notes: dict[s
             lines.append(f"    {e.name}={e.shown()}  <- {e.source}")
         lines.append("  volumes: " + (", ".join(spec.volumes) or "none"))
         lines += [f"    {note}" for note in volume_notes(node, spec)]
-        mode = "privileged" if spec.privileged else f"non-privileged: cap IPC_LOCK, device /dev/infiniband, memory {spec.memory_limit}, pids 4096"
-        lines.append(f"  network host, ipc host, shm {spec.shm_size}, gpus {spec.gpus}, ulimit nofile {spec.ulimits['nofile'][0]}, {mode}")
-        lines.append(f"  entrypoint: {shlex.join(spec.entrypoint)} (set by spark-tui: {entrypoint_notes.get(spec.node, ENTRYPOINT_WHY)})")
+        mode = (
+            "privileged"
+            if spec.privileged
+            else f"non-privileged: cap IPC_LOCK, device /dev/infiniband, memory {spec.memory_limit}, pids 4096"
+        )
+        lines.append(
+            f"  network host, ipc host, shm {spec.shm_size}, gpus {spec.gpus}, ulimit nofile {spec.ulimits['nofile'][0]}, {mode}"
+        )
+        lines.append(
+            f"  entrypoint: {shlex.join(spec.entrypoint)} (set by spark-tui: {entrypoint_notes.get(spec.node, ENTRYPOINT_WHY)})"
+        )
         lines.append("  command: " + shlex.join(spec.command))
         lines.append("  " + spec.docker_run())
         lines.append("")

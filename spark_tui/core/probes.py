@@ -17,7 +17,15 @@ from spark_tui.core import engines
 from spark_tui.core.connection import NodeError
 from spark_tui.parsers import gpu, netif
 
-GPU_FIELDS = ["index", "name", "utilization.gpu", "temperature.gpu", "power.draw", "memory.used", "memory.total"]
+GPU_FIELDS = [
+    "index",
+    "name",
+    "utilization.gpu",
+    "temperature.gpu",
+    "power.draw",
+    "memory.used",
+    "memory.total",
+]
 APP_FIELDS = ["pid", "process_name", "used_memory"]
 MARK = "@@spark-tui@@"
 
@@ -120,7 +128,7 @@ def split_sections(text: str) -> dict[str, str]:
     current = None
     for line in text.splitlines():
         if line.startswith(MARK):
-            current = line[len(MARK) + 1:].strip()
+            current = line[len(MARK) + 1 :].strip()
             out[current] = []
         elif current is not None:
             out[current].append(line)
@@ -130,7 +138,9 @@ def split_sections(text: str) -> dict[str, str]:
 def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[HostInfo, dict, list, GpuState]:
     sec = split_sections(text)
     uname = sec.get("uname", "").split()
-    host = HostInfo(sec.get("hostname", "").strip(), uname[1] if len(uname) > 1 else "", uname[0] if uname else "")
+    host = HostInfo(
+        sec.get("hostname", "").strip(), uname[1] if len(uname) > 1 else "", uname[0] if uname else ""
+    )
     host.infiniband_dir = sec.get("ibdir", "").strip() == "yes"
     home = sec.get("home", "").strip()
     host.home = home if home.startswith("/") and "\n" not in home else ""
@@ -145,7 +155,9 @@ def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[Hos
     return host, interfaces, roce, parse_gpu_sections(sec)
 
 
-def mark_data_interface(interfaces: dict[str, netif.Interface], data_ip: str | None, netdev: str | None) -> None:
+def mark_data_interface(
+    interfaces: dict[str, netif.Interface], data_ip: str | None, netdev: str | None
+) -> None:
     """The configured netdev, else the interface holding data_ip."""
     for iface in interfaces.values():
         if netdev:
@@ -170,11 +182,24 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
         return GpuState(False, "nvidia-smi found no GPU")
     gpus = []
     for r in rows:
-        g = gpu.Gpu(int(r["index"] or 0), str(r["name"]), r["temperature.gpu"], r["power.draw"], None, r["utilization.gpu"], r["memory.used"], r["memory.total"])
+        g = gpu.Gpu(
+            int(r["index"] or 0),
+            str(r["name"]),
+            r["temperature.gpu"],
+            r["power.draw"],
+            None,
+            r["utilization.gpu"],
+            r["memory.used"],
+            r["memory.total"],
+        )
         g.memory_supported = r["memory.used"] is not None
         gpus.append(g)
     procs = [
-        gpu.GpuProcess(int(a["pid"] or 0), str(a["process_name"]), int(a["used_memory"]) if a["used_memory"] is not None else None)
+        gpu.GpuProcess(
+            int(a["pid"] or 0),
+            str(a["process_name"]),
+            int(a["used_memory"]) if a["used_memory"] is not None else None,
+        )
         for a in gpu.parse_csv(sec.get("apps", ""), APP_FIELDS)
     ]
     state = GpuState(True, gpus=gpus, processes=procs)
@@ -191,18 +216,22 @@ async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") ->
     except NodeError as exc:
         snap.error = str(exc).split(": ", 1)[-1]
         return snap
-    except asyncio.TimeoutError:
+    except TimeoutError:
         snap.error = "probe timed out"
         return snap
     snap.reachable = True
     snap.rtt_ms = transport.rtt_ms
-    snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(output, node_cfg["data_ip"], node_cfg["netdev"])
+    snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(
+        output, node_cfg["data_ip"], node_cfg["netdev"]
+    )
     try:
         url = await transport.docker_url()
         info, containers = await asyncio.to_thread(_docker_state, url, own_label)
         snap.host.docker_version = info.get("ServerVersion")
         snap.host.storage_driver = info.get("Driver")
-        snap.host.snapshotter = next((v for k, v in info.get("DriverStatus") or [] if k == "driver-type"), None)
+        snap.host.snapshotter = next(
+            (v for k, v in info.get("DriverStatus") or [] if k == "driver-type"), None
+        )
         snap.containers = containers
     except NodeError as exc:
         snap.docker_error = str(exc).split(": ", 1)[-1]
@@ -213,7 +242,12 @@ async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") ->
 
 def _short(exc: Exception) -> str:
     text = str(exc)
-    for hint in ("Connection refused", "No such file or directory", "Connection aborted", "Permission denied"):
+    for hint in (
+        "Connection refused",
+        "No such file or directory",
+        "Connection aborted",
+        "Permission denied",
+    ):
         if hint in text:
             return hint
     return text[:160]
@@ -236,21 +270,27 @@ def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerSt
             img = {}
         own = own_label in (attrs["Config"].get("Labels") or {})
         state = attrs["State"]
-        out.append(ContainerState(
-            name=attrs["Name"].lstrip("/"),
-            image_ref=image_ref,
-            image_id=attrs["Image"],
-            repo_digests=img.get("RepoDigests") or [],
-            layers=(img.get("RootFS") or {}).get("Layers") or [],
-            state=state.get("Status", ""),
-            health=(state.get("Health") or {}).get("Status"),
-            started_at=state.get("StartedAt", ""),
-            restart_count=attrs.get("RestartCount", 0),
-            labels=attrs["Config"].get("Labels") or {},
-            env=(attrs["Config"].get("Env") or []) if own else None,
-            command=(attrs["Config"].get("Entrypoint") or []) + (attrs["Config"].get("Cmd") or []) if own else None,
-            mounts=[f"{m.get('Source')}:{m.get('Destination')}" for m in attrs.get("Mounts", [])] if own else None,
-        ))
+        out.append(
+            ContainerState(
+                name=attrs["Name"].lstrip("/"),
+                image_ref=image_ref,
+                image_id=attrs["Image"],
+                repo_digests=img.get("RepoDigests") or [],
+                layers=(img.get("RootFS") or {}).get("Layers") or [],
+                state=state.get("Status", ""),
+                health=(state.get("Health") or {}).get("Status"),
+                started_at=state.get("StartedAt", ""),
+                restart_count=attrs.get("RestartCount", 0),
+                labels=attrs["Config"].get("Labels") or {},
+                env=(attrs["Config"].get("Env") or []) if own else None,
+                command=(attrs["Config"].get("Entrypoint") or []) + (attrs["Config"].get("Cmd") or [])
+                if own
+                else None,
+                mounts=[f"{m.get('Source')}:{m.get('Destination')}" for m in attrs.get("Mounts", [])]
+                if own
+                else None,
+            )
+        )
     return out
 
 
@@ -288,7 +328,11 @@ def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, dict[str, tu
             twin = twin_of(iface.roce_device)
             if twin and any(m.device == twin for m in snap.roce):
                 devices.append(twin)
-            found["hca"] = (devices, f"on {node.name}: RoCE device(s) of {iface.name}" + (" and its twin" if len(devices) > 1 else ""))
+            found["hca"] = (
+                devices,
+                f"on {node.name}: RoCE device(s) of {iface.name}"
+                + (" and its twin" if len(devices) > 1 else ""),
+            )
         if found:
             out[node.name] = found
     return out

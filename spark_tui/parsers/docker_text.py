@@ -21,8 +21,8 @@ def parse_ps_table(text: str) -> list[dict[str, str]]:
     names = [header[s:].split("  ")[0].strip() for s in starts]
     rows = []
     for line in lines[1:]:
-        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1])]
-        rows.append(dict(zip(names, cells)))
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1], strict=True)]
+        rows.append(dict(zip(names, cells, strict=False)))
     return rows
 
 

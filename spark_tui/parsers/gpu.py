@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
-DRIVER = re.compile(r"(?:Driver|KMD) Version: (?P<driver>[\d.]+)\s+(?:CUDA|CUDA UMD) Version: (?P<cuda>[\d.]+)")
+DRIVER = re.compile(
+    r"(?:Driver|KMD) Version: (?P<driver>[\d.]+)\s+(?:CUDA|CUDA UMD) Version: (?P<cuda>[\d.]+)"
+)
 GPU_ROW = re.compile(r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s+\|")
 STATS_ROW = re.compile(
     r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+)C\s+(?P<perf>P\d+)\s+(?P<power>\d+)W\s*/\s*(?P<cap>\S+)\s*\|\s*"
@@ -74,7 +77,16 @@ def parse_table(text: str) -> GpuTable:
                 mem = m.group("mem")
                 partial = mem.endswith("...")
                 used = int(mem[:-3]) if mem.endswith("MiB") else None
-                table.processes.append(GpuProcess(int(m.group("pid")), m.group("name"), used, partial, int(m.group("gpu")), m.group("type")))
+                table.processes.append(
+                    GpuProcess(
+                        int(m.group("pid")),
+                        m.group("name"),
+                        used,
+                        partial,
+                        int(m.group("gpu")),
+                        m.group("type"),
+                    )
+                )
             continue
         m = GPU_ROW.match(line)
         if m and "Name" not in line:
@@ -89,7 +101,10 @@ def parse_table(text: str) -> GpuTable:
             pending.power_cap_w = float(cap) if cap.replace(".", "").isdigit() else None
             pending.utilization_pct = float(m.group("util"))
             if m.group("used"):
-                pending.memory_used_mib, pending.memory_total_mib = float(m.group("used")), float(m.group("total"))
+                pending.memory_used_mib, pending.memory_total_mib = (
+                    float(m.group("used")),
+                    float(m.group("total")),
+                )
             else:
                 pending.memory_supported = False
             pending = None
@@ -104,7 +119,9 @@ def _number(cell: str) -> float | None:
     return float(m.group()) if m else None
 
 
-DRIVER_FAILED = re.compile(r"NVIDIA-SMI has failed[^\n]*|couldn't communicate with the NVIDIA driver[^\n]*|Failed to initialize NVML[^\n]*")
+DRIVER_FAILED = re.compile(
+    r"NVIDIA-SMI has failed[^\n]*|couldn't communicate with the NVIDIA driver[^\n]*|Failed to initialize NVML[^\n]*"
+)
 
 
 def driver_failure(text: str) -> str | None:
@@ -114,7 +131,7 @@ def driver_failure(text: str) -> str | None:
     return m.group(0).strip() if m else None
 
 
-def parse_csv(text: str, fields: list[str] | None = None) -> list[dict[str, object]]:
+def parse_csv(text: str, fields: list[str] | None = None) -> list[dict[str, Any]]:
     """`--query-gpu` / `--query-compute-apps` CSV, with or without header and units.
 
     Without a header the caller passes the queried field names. Numeric cells become
@@ -131,10 +148,18 @@ def parse_csv(text: str, fields: list[str] | None = None) -> list[dict[str, obje
         cells = [c.strip() for c in row.split(",", len(fields) - 1)]
         if len(cells) != len(fields):
             continue  # not a row of the query (an error message, a banner): never a half-filled GPU
-        item: dict[str, object] = {}
-        for name, cell in zip(fields, cells):
+        item: dict[str, Any] = {}  # str for textual fields, float | None for numbers
+        for name, cell in zip(fields, cells, strict=True):
             num = _number(cell)
-            textual = name in ("name", "uuid", "gpu_uuid", "process_name", "driver_version", "compute_cap", "pci.bus_id")
+            textual = name in (
+                "name",
+                "uuid",
+                "gpu_uuid",
+                "process_name",
+                "driver_version",
+                "compute_cap",
+                "pci.bus_id",
+            )
             item[name] = cell if textual else num
         out.append(item)
     return out

@@ -43,7 +43,15 @@ IBV = re.compile(r"Call to (?P<call>ibv_\w+) failed")
 PREFILTER = ("NCCL", "nccl", "Watchdog", "Proxy Call", "ibv_", "socketStartConnect")
 PREFILTER_RE = re.compile("|".join(re.escape(w) for w in PREFILTER))
 _TRAILING = (" ", "\t", "\r", "\n")
-_INFO_PREFIXES = ("NCCL version", "Bootstrap", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NET/IB", "NET/Socket", "Using network")
+_INFO_PREFIXES = (
+    "NCCL version",
+    "Bootstrap",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_HCA",
+    "NET/IB",
+    "NET/Socket",
+    "Using network",
+)
 _LEVELS = ("INFO", "WARN", "TRAC")
 GB10_TWINS = re.compile(r"^roce(?:p|P2p)1s0f(?P<port>\d)$")
 
@@ -75,35 +83,69 @@ class NcclSummary:
     nccl_lines: int = 0
     first_pending_start: float | None = None  # time of the oldest Init START not yet completed
 
-    def verdicts(self, now: float | None = None, hang_after: float = 300.0, stream_ended: bool = False) -> list[Verdict]:
+    def verdicts(
+        self, now: float | None = None, hang_after: float = 300.0, stream_ended: bool = False
+    ) -> list[Verdict]:
         out: list[Verdict] = []
         net = self.transport or ""
         if net.startswith("IB"):
             devs = ", ".join(f"{d}/{link}" for d, link in self.hcas) or "devices not listed"
             out.append(Verdict("ok", "ib", f"running over IB/RoCE ({net}: {devs})"))
         elif net == "Socket":
-            out.append(Verdict("error", "socket", "fell back to Socket (TCP): NCCL is not using RoCE; check NCCL_IB_HCA and /dev/infiniband"))
-        twins = [GB10_TWINS.match(d) for d, _ in self.hcas]
-        if self.hcas and all(twins):
+            out.append(
+                Verdict(
+                    "error",
+                    "socket",
+                    "fell back to Socket (TCP): NCCL is not using RoCE; check NCCL_IB_HCA and /dev/infiniband",
+                )
+            )
+        twins = [m for m in (GB10_TWINS.match(d) for d, _ in self.hcas) if m]
+        if self.hcas and len(twins) == len(self.hcas):
             ports = {m.group("port") for m in twins}
             for port in ports:
                 used = {d for d, _ in self.hcas if d.endswith(f"1s0f{port}")}
                 if len(used) == 1:
                     missing = f"roceP2p1s0f{port}" if used == {f"rocep1s0f{port}"} else f"rocep1s0f{port}"
-                    out.append(Verdict("warn", "one_twin", f"only one ConnectX-7 twin in use ({next(iter(used))}); add {missing} to NCCL_IB_HCA for full bandwidth"))
+                    out.append(
+                        Verdict(
+                            "warn",
+                            "one_twin",
+                            f"only one ConnectX-7 twin in use ({next(iter(used))}); add {missing} to NCCL_IB_HCA for full bandwidth",
+                        )
+                    )
         pending = self.init_start - self.init_complete
         if self.init_start and pending <= 0:
             out.append(Verdict("ok", "init", f"init complete {self.init_complete}/{self.init_start}"))
         elif pending > 0:
-            waited = None if now is None or self.first_pending_start is None else now - self.first_pending_start
+            waited = (
+                None if now is None or self.first_pending_start is None else now - self.first_pending_start
+            )
             if waited is not None and waited >= hang_after:
-                out.append(Verdict("error", "hang", f"init started but not complete after {waited:.0f} s ({self.init_complete}/{self.init_start}): hang"))
+                out.append(
+                    Verdict(
+                        "error",
+                        "hang",
+                        f"init started but not complete after {waited:.0f} s ({self.init_complete}/{self.init_start}): hang",
+                    )
+                )
             elif stream_ended:
-                out.append(Verdict("warn", "incomplete", f"init incomplete: {self.init_complete}/{self.init_start} ranks completed when the log ends"))
+                out.append(
+                    Verdict(
+                        "warn",
+                        "incomplete",
+                        f"init incomplete: {self.init_complete}/{self.init_start} ranks completed when the log ends",
+                    )
+                )
             else:
-                out.append(Verdict("warn", "init_pending", f"init in progress {self.init_complete}/{self.init_start}"))
+                out.append(
+                    Verdict(
+                        "warn", "init_pending", f"init in progress {self.init_complete}/{self.init_start}"
+                    )
+                )
         if self.ibv_failures:
-            out.append(Verdict("error", "ibv", "RDMA verbs failures: " + ", ".join(sorted(set(self.ibv_failures)))))
+            out.append(
+                Verdict("error", "ibv", "RDMA verbs failures: " + ", ".join(sorted(set(self.ibv_failures))))
+            )
         other = [e for e in self.errors if "ibv_" not in e]
         if other:
             out.append(Verdict("error", "error", other[0][:200]))
@@ -131,7 +173,13 @@ class NcclParser:
         fast path is inlined, which is what keeps it above 200,000 lines/s.
         """
         found = 0
-        s, hosts, info, error_check, bare = self.summary, self._hosts, self._info, self._error_check, self._bare
+        s, hosts, info, error_check, bare = (
+            self.summary,
+            self._hosts,
+            self._info,
+            self._error_check,
+            self._bare,
+        )
         cache_get, prefilter, levels = _HOST_CACHE.get, PREFILTER_RE.search, _LEVELS
         for line in lines:
             if "NCCL" not in line and prefilter(line) is None:
@@ -141,12 +189,11 @@ class NcclParser:
             if line[-1:] in _TRAILING:
                 line = line.rstrip()
             idx = line.find(" NCCL ")
-            level = line[idx + 6:idx + 10] if idx > 0 else ""
-            host = cache_get(line[:idx], _MISS) if level in levels else None
-            if host is _MISS:
-                host = _cache_host(line[:idx])
-            if host:
-                msg = line[idx + (12 if level == "TRAC" else 11):]
+            level = line[idx + 6 : idx + 10] if idx > 0 else ""
+            cached = cache_get(line[:idx], _MISS) if level in levels else None
+            host = _cache_host(line[:idx]) if cached is _MISS else cached
+            if isinstance(host, str) and host:
+                msg = line[idx + (12 if level == "TRAC" else 11) :]
             else:
                 parsed = split_header(line)
                 if parsed is None:
@@ -221,7 +268,9 @@ class NcclParser:
         if msg in self._unions:
             return  # every rank prints the same Bootstrap / NET lines: nothing new to add
         if msg.startswith("NCCL version"):
-            s.version = s.version or VERSION.search(msg).group("v")
+            m = VERSION.search(msg)
+            if m:
+                s.version = s.version or m.group("v")
         elif msg.startswith("NCCL_SOCKET_IFNAME"):
             m = SOCKET_IFNAME.match(msg)
             if m:
@@ -231,7 +280,9 @@ class NcclParser:
             if m:
                 s.ib_hca_env = m.group("v")
         elif msg.startswith("Using network"):
-            s.transport = NETWORK.match(msg).group("net")
+            m = NETWORK.match(msg)
+            if m:
+                s.transport = m.group("net")
         else:
             # Bootstrap, NET/IB, NET/Socket only add to sets (addresses, HCAs): a line seen once
             # has given all it has, so an identical one is skipped (bounded, see _unions).
@@ -288,14 +339,13 @@ def split_header(line: str) -> tuple[str, str, str] | None:
     idx = line.find(" NCCL ")
     if idx < 0:
         return None
-    level = line[idx + 6:idx + 10]
+    level = line[idx + 6 : idx + 10]
     if level in _LEVELS:
         prefix = line[:idx]
-        host = _HOST_CACHE.get(prefix, _MISS)
-        if host is _MISS:
-            host = _cache_host(prefix)
-        if host:
-            return host, level, line[idx + (12 if level == "TRAC" else 11):]
+        cached = _HOST_CACHE.get(prefix, _MISS)
+        host = _cache_host(prefix) if cached is _MISS else cached
+        if isinstance(host, str) and host:
+            return host, level, line[idx + (12 if level == "TRAC" else 11) :]
     m = HEADER.search(line)
     return (m.group("host"), m.group("level"), m.group("msg")) if m else None
 
@@ -315,9 +365,9 @@ def _host_of(prefix: str) -> str | None:
     """The host in `... host:pid[:tid] [dev]` (the text before ` NCCL `), or None when unusual."""
     end = len(prefix) if prefix.endswith("]") else prefix.rfind("] ") + 1
     start = prefix.rfind(" [", 0, end)
-    if start <= 0 or not prefix[start + 2:end - 1].isdigit():
+    if start <= 0 or not prefix[start + 2 : end - 1].isdigit():
         return None
-    parts = prefix[prefix.rfind(" ", 0, start) + 1:start].split(":")
+    parts = prefix[prefix.rfind(" ", 0, start) + 1 : start].split(":")
     if len(parts) >= 3 and parts[-1].isdigit() and (parts[-2].isdigit() or parts[-2].strip("X") == ""):
         host = parts[-3]
     elif len(parts) >= 2 and (parts[-1].isdigit() or parts[-1].strip("X") == ""):

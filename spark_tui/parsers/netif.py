@@ -39,7 +39,9 @@ class HcaPort:
     link_layer: str | None
 
 
-LINK_HEAD = re.compile(r"^(?P<idx>\d+): (?P<name>[^:@\s]+)(?:@\S+)?: <(?P<flags>[^>]*)> mtu (?P<mtu>\d+)(?:.* state (?P<state>\S+))?")
+LINK_HEAD = re.compile(
+    r"^(?P<idx>\d+): (?P<name>[^:@\s]+)(?:@\S+)?: <(?P<flags>[^>]*)> mtu (?P<mtu>\d+)(?:.* state (?P<state>\S+))?"
+)
 ADDR_LINE = re.compile(r"^\s+(?P<fam>inet6?) (?P<cidr>\S+)")
 ONE_LINE = re.compile(r"^(?P<idx>\d+): (?P<name>\S+?)\s+(?P<fam>inet6?) (?P<cidr>\S+)")
 IBDEV = re.compile(r"^(?P<dev>\S+) port (?P<port>\d+) ==> (?P<netdev>\S+) \((?P<state>\w+)\)\s*$")
@@ -101,7 +103,9 @@ def parse_ip_json(text: str) -> dict[str, Interface]:
         if not isinstance(item, dict) or not isinstance(item.get("ifname"), str):
             continue
         mtu = item.get("mtu")
-        iface = Interface(item["ifname"], str(item.get("operstate", "UNKNOWN")), mtu if isinstance(mtu, int) else None)
+        iface = Interface(
+            item["ifname"], str(item.get("operstate", "UNKNOWN")), mtu if isinstance(mtu, int) else None
+        )
         altnames = item.get("altnames")
         iface.altnames = [str(a) for a in altnames] if isinstance(altnames, list) else []
         addrs = item.get("addr_info")
@@ -154,9 +158,9 @@ def twin_of(netdev_or_dev: str) -> str | None:
     """ConnectX-7 on Spark shows each port as two PCIe twins: rocep1s0f1 <-> roceP2p1s0f1, enp1s0f1np1 <-> enP2p1s0f1np1."""
     for a, b in (("rocep1s0f", "roceP2p1s0f"), ("enp1s0f", "enP2p1s0f")):
         if netdev_or_dev.startswith(a):
-            return b + netdev_or_dev[len(a):]
+            return b + netdev_or_dev[len(a) :]
         if netdev_or_dev.startswith(b):
-            return a + netdev_or_dev[len(b):]
+            return a + netdev_or_dev[len(b) :]
     return None
 
 

@@ -6,7 +6,9 @@ import re
 
 # Real escape sequences (CSI, OSC, other ESC-x) and the residue pasted logs keep
 # when the ESC byte was lost: `[0m`, `[36m`, `[32m`.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\[\d{1,3}(?:;\d{1,3})*m")
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\[\d{1,3}(?:;\d{1,3})*m"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
 
 
@@ -20,5 +22,7 @@ def inert(line: str) -> str:
     """A log line made safe to show on a terminal: escapes removed, other controls made visible."""
     line = strip_ansi(line).replace("\r", "")
     if _CONTROL.search(line):
-        line = _CONTROL.sub(lambda m: f"^{chr(ord(m.group()) ^ 0x40)}" if ord(m.group()) < 0x80 else "?", line)
+        line = _CONTROL.sub(
+            lambda m: f"^{chr(ord(m.group()) ^ 0x40)}" if ord(m.group()) < 0x80 else "?", line
+        )
     return line

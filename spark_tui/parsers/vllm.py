@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from spark_tui.parsers.text import strip_ansi
 
-SHARDS = re.compile(r"Loading (?P<kind>\w+) checkpoint shards: +(?P<pct>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+)")
+SHARDS = re.compile(
+    r"Loading (?P<kind>\w+) checkpoint shards: +(?P<pct>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+)"
+)
 ONLY_PREFIX = re.compile(r"^\((?P<proc>\w+) pid=\d+(?:, ip=[\d.]+)?\)\s*$")
 UVICORN = re.compile(r"Uvicorn running on (?P<url>https?://\S+)")
 API_START = re.compile(r"Starting vLLM API server \d+ on (?P<url>https?://\S+)")
@@ -26,12 +28,22 @@ STATUS_RES = re.compile(r"^\s*(?P<used>[\d.]+)/(?P<total>[\d.]+) (?P<name>CPU|GP
 # Section headers of `ray status`: Ray 2.4x says `Active:`/`Idle:` and `Total Usage:`; older Ray
 # `Healthy:` and `Usage:`. Nodes under Active, Idle and Healthy have all joined.
 STATUS_SECTIONS = {
-    "Active:": "joined", "Idle:": "joined", "Healthy:": "joined", "Pending:": "pending",
-    "Recent failures:": "failures", "Usage:": "usage", "Total Usage:": "usage",
-    "Demands:": "other", "Total Demands:": "other", "Total Constraints:": "other", "Resources": "other",
+    "Active:": "joined",
+    "Idle:": "joined",
+    "Healthy:": "joined",
+    "Pending:": "pending",
+    "Recent failures:": "failures",
+    "Usage:": "usage",
+    "Total Usage:": "usage",
+    "Demands:": "other",
+    "Total Demands:": "other",
+    "Total Constraints:": "other",
+    "Resources": "other",
 }
 # argparse's own failure (`vllm serve: error: unrecognized arguments: ...`) counts too.
-ERROR_LINE = re.compile(r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:)|^[\w. -]+: error: ")
+ERROR_LINE = re.compile(
+    r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:)|^[\w. -]+: error: "
+)
 
 
 @dataclass
@@ -65,7 +77,7 @@ class VllmSummary:
 
     @property
     def shard_fraction(self) -> float | None:
-        if not self.shards_total:
+        if not self.shards_total or self.shards_done is None:
             return None
         return self.shards_done / self.shards_total
 
@@ -74,7 +86,12 @@ class VllmSummary:
         if self.oom:
             out.append(("error", f"out of memory: {self.oom[-1][:160]}"))
         if self.tp_exceeds:
-            out.append(("error", f"tensor parallel size {self.tp_exceeds[0]} exceeds the {self.tp_exceeds[1]} GPU(s) Ray sees: not every node joined"))
+            out.append(
+                (
+                    "error",
+                    f"tensor parallel size {self.tp_exceeds[0]} exceeds the {self.tp_exceeds[1]} GPU(s) Ray sees: not every node joined",
+                )
+            )
         if self.ready:
             out.append(("ok", f"API server started{' at ' + self.endpoint if self.endpoint else ''}"))
         elif self.shards_total:

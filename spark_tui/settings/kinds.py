@@ -179,7 +179,9 @@ class ArgList(Kind):
     def from_yaml(self, value):
         if isinstance(value, str):
             return self.from_text(value)
-        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+        if not isinstance(value, list) or not all(
+            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+        ):
             raise ValueError("expected a list of arguments")
         return [str(v) for v in value]
 

@@ -66,38 +66,172 @@ SETTINGS: tuple[Setting, ...] = (
     # --- where the cluster is described (user level) ---
     _s("cluster", k.Str(), None, "Cluster file used when --cluster is not given.", scope="user"),
     # --- the cluster ---
-    _s("name", k.Str(NAME, "letters, digits, . _ -"), "local", "Cluster name; labels every container spark-tui starts."),
+    _s(
+        "name",
+        k.Str(NAME, "letters, digits, . _ -"),
+        "local",
+        "Cluster name; labels every container spark-tui starts.",
+    ),
     _s("head", k.Str(NAME, "a node name"), None, "Name of the head node (default: the first node)."),
     # --- node identity (only under nodes:) ---
-    _s("name", k.Str(NAME, "letters, digits, . _ -"), None, "Node name, unique in the cluster.", scope="node", required=True),
-    _s("host", k.Host(), None, "SSH host, address or ~/.ssh/config alias; `local` = this machine without SSH.", scope="node", required=True),
-    _s("data_ip", k.IPv4(), None, "Node address on the RoCE/data network, used by NCCL, Ray and vLLM (default: the SSH host if it is an address).", scope="node"),
+    _s(
+        "name",
+        k.Str(NAME, "letters, digits, . _ -"),
+        None,
+        "Node name, unique in the cluster.",
+        scope="node",
+        required=True,
+    ),
+    _s(
+        "host",
+        k.Host(),
+        None,
+        "SSH host, address or ~/.ssh/config alias; `local` = this machine without SSH.",
+        scope="node",
+        required=True,
+    ),
+    _s(
+        "data_ip",
+        k.IPv4(),
+        None,
+        "Node address on the RoCE/data network, used by NCCL, Ray and vLLM (default: the SSH host if it is an address).",
+        scope="node",
+    ),
     # --- per-node connection settings, cluster-wide defaults ---
-    _s("user", k.Str(r"[A-Za-z_][A-Za-z0-9_.-]*", "a user name"), None, "SSH user (default: ~/.ssh/config, then the local user).", per_node=True),
+    _s(
+        "user",
+        k.Str(r"[A-Za-z_][A-Za-z0-9_.-]*", "a user name"),
+        None,
+        "SSH user (default: ~/.ssh/config, then the local user).",
+        per_node=True,
+    ),
     _s("port", k.Int(1, 65535), None, "SSH port (default: ~/.ssh/config, then 22).", per_node=True),
-    _s("identity_file", k.Str(), None, "SSH private key file (default: ~/.ssh/config and ssh-agent).", per_node=True),
-    _s("known_hosts", k.Str(), "~/.ssh/known_hosts", "known_hosts file used to verify host keys.", per_node=True),
-    _s("host_key_policy", k.Choice(("strict", "accept-new")), "strict", "strict: unknown or changed host keys are refused; accept-new: unknown keys are added, changed keys still refused.", per_node=True),
+    _s(
+        "identity_file",
+        k.Str(),
+        None,
+        "SSH private key file (default: ~/.ssh/config and ssh-agent).",
+        per_node=True,
+    ),
+    _s(
+        "known_hosts",
+        k.Str(),
+        "~/.ssh/known_hosts",
+        "known_hosts file used to verify host keys.",
+        per_node=True,
+    ),
+    _s(
+        "host_key_policy",
+        k.Choice(("strict", "accept-new")),
+        "strict",
+        "strict: unknown or changed host keys are refused; accept-new: unknown keys are added, changed keys still refused.",
+        per_node=True,
+    ),
     _s("connect_timeout", k.Float(min=0.1), 10.0, "SSH connect timeout in seconds.", per_node=True),
-    _s("keepalive_interval", k.Float(min=0), 15.0, "SSH keepalive interval in seconds (0 = off).", per_node=True),
-    _s("max_sessions", k.Int(1, 64), 8, "Most SSH channels open at once per node (keep below sshd's MaxSessions, 10).", per_node=True),
-    _s("docker_socket", k.Str(r"/.*", "an absolute path"), "/var/run/docker.sock", "Docker engine socket path on the node.", per_node=True),
-    _s("netdev", k.Str(NETDEV, "an interface name"), None, "Ethernet netdev of the data network (default: the interface holding data_ip).", per_node=True),
-    _s("hca", k.StrList(k.Str(NETDEV, "a RoCE device name")), [], "RoCE HCA list for NCCL_IB_HCA, both twins (default: the devices mapped to netdev and its twin).", per_node=True),
+    _s(
+        "keepalive_interval",
+        k.Float(min=0),
+        15.0,
+        "SSH keepalive interval in seconds (0 = off).",
+        per_node=True,
+    ),
+    _s(
+        "max_sessions",
+        k.Int(1, 64),
+        8,
+        "Most SSH channels open at once per node (keep below sshd's MaxSessions, 10).",
+        per_node=True,
+    ),
+    _s(
+        "docker_socket",
+        k.Str(r"/.*", "an absolute path"),
+        "/var/run/docker.sock",
+        "Docker engine socket path on the node.",
+        per_node=True,
+    ),
+    _s(
+        "netdev",
+        k.Str(NETDEV, "an interface name"),
+        None,
+        "Ethernet netdev of the data network (default: the interface holding data_ip).",
+        per_node=True,
+    ),
+    _s(
+        "hca",
+        k.StrList(k.Str(NETDEV, "a RoCE device name")),
+        [],
+        "RoCE HCA list for NCCL_IB_HCA, both twins (default: the devices mapped to netdev and its twin).",
+        per_node=True,
+    ),
     # --- the container ---
-    _s("image", k.Str(IMAGE, "an image reference"), "vllm-node:latest", "Container image run on every node.", short_flag="-t"),
-    _s("container_name", k.Str(CONTAINER_NAME, "docker name: [a-zA-Z0-9][a-zA-Z0-9_.-]+"), "vllm_node", "Container name on every node."),
-    _s("privileged", k.Bool(), True, "Run privileged; false uses IPC_LOCK, /dev/infiniband and limits instead.", per_node=True),
+    _s(
+        "image",
+        k.Str(IMAGE, "an image reference"),
+        "vllm-node:latest",
+        "Container image run on every node.",
+        short_flag="-t",
+    ),
+    _s(
+        "container_name",
+        k.Str(CONTAINER_NAME, "docker name: [a-zA-Z0-9][a-zA-Z0-9_.-]+"),
+        "vllm_node",
+        "Container name on every node.",
+    ),
+    _s(
+        "privileged",
+        k.Bool(),
+        True,
+        "Run privileged; false uses IPC_LOCK, /dev/infiniband and limits instead.",
+        per_node=True,
+    ),
     _s("shm_size", k.Size(), "64g", "Shared memory size (--shm-size).", per_node=True),
     _s("memory_limit", k.Size(), "110g", "Memory limit in non-privileged mode (--memory).", per_node=True),
-    _s("ulimit_nofile", k.Int(1024, 1 << 30), 1048576, "Open-files limit in the container (--ulimit nofile=N:N).", per_node=True),
-    _s("gpus", k.Choice(("auto", "all", "none")), "auto", "GPUs given to the container: auto = all when the node has one.", per_node=True),
-    _s("env", k.EnvMap(), {}, "Extra container environment, cluster-wide; a node's env is merged over it.", per_node=True, short_flag="-e"),
-    _s("volumes", k.StrList(), ["~/.cache/huggingface:/root/.cache/huggingface"], "Volumes HOST:CONTAINER[:ro] (the Hugging Face cache first).", per_node=True),
-    _s("min_free_disk", k.Size(), "50g", "Free space wanted on the filesystem of the model cache (first volume); check warns below it.", per_node=True),
-    _s("hf_token", k.Str(), None, "Hugging Face token passed as HF_TOKEN (secret, never shown).", secret=True),
+    _s(
+        "ulimit_nofile",
+        k.Int(1024, 1 << 30),
+        1048576,
+        "Open-files limit in the container (--ulimit nofile=N:N).",
+        per_node=True,
+    ),
+    _s(
+        "gpus",
+        k.Choice(("auto", "all", "none")),
+        "auto",
+        "GPUs given to the container: auto = all when the node has one.",
+        per_node=True,
+    ),
+    _s(
+        "env",
+        k.EnvMap(),
+        {},
+        "Extra container environment, cluster-wide; a node's env is merged over it.",
+        per_node=True,
+        short_flag="-e",
+    ),
+    _s(
+        "volumes",
+        k.StrList(),
+        ["~/.cache/huggingface:/root/.cache/huggingface"],
+        "Volumes HOST:CONTAINER[:ro] (the Hugging Face cache first).",
+        per_node=True,
+    ),
+    _s(
+        "min_free_disk",
+        k.Size(),
+        "50g",
+        "Free space wanted on the filesystem of the model cache (first volume); check warns below it.",
+        per_node=True,
+    ),
+    _s(
+        "hf_token", k.Str(), None, "Hugging Face token passed as HF_TOKEN (secret, never shown).", secret=True
+    ),
     # --- the model and vLLM ---
-    _s("executor", k.Choice(("ray", "native")), "ray", "Multi-node executor: Ray or vLLM's native --nnodes mode."),
+    _s(
+        "executor",
+        k.Choice(("ray", "native")),
+        "ray",
+        "Multi-node executor: Ray or vLLM's native --nnodes mode.",
+    ),
     _s("model", k.Str(), None, "Model to serve (Hugging Face id or path in the container)."),
     _s("served_model_name", k.Str(), None, "Name the API serves the model under (default: the model)."),
     _s("tensor_parallel_size", k.Int(1, 1024), None, "Tensor parallel size (default: the number of nodes)."),
@@ -105,18 +239,43 @@ SETTINGS: tuple[Setting, ...] = (
     _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head."),
     _s("master_port", k.Int(1, 65535), 29501, "Ray head port (executor ray) or torch master port (native)."),
     _s("vllm_args", k.ArgList(), [], "Extra arguments appended to `vllm serve`."),
-    _s("nccl_debug", k.Choice(("", "VERSION", "WARN", "INFO", "TRACE")), "INFO", "NCCL_DEBUG in the containers (INFO lets the NCCL pane see the transport)."),
+    _s(
+        "nccl_debug",
+        k.Choice(("", "VERSION", "WARN", "INFO", "TRACE")),
+        "INFO",
+        "NCCL_DEBUG in the containers (INFO lets the NCCL pane see the transport).",
+    ),
     # --- launch timeouts (seconds) ---
     _s("timeouts.container", k.Float(min=0.1), 120.0, "Seconds for containers to start."),
     _s("timeouts.ray_join", k.Float(min=0.1), 120.0, "Seconds for every Ray node and GPU to join."),
-    _s("timeouts.nccl_init", k.Float(min=0.1), 300.0, "Seconds from NCCL Init START to Init COMPLETE before it counts as hung."),
+    _s(
+        "timeouts.nccl_init",
+        k.Float(min=0.1),
+        300.0,
+        "Seconds from NCCL Init START to Init COMPLETE before it counts as hung.",
+    ),
     _s("timeouts.ready", k.Float(min=0.1), 1800.0, "Seconds for /health and /v1/models to answer."),
     # --- the cockpit ---
-    _s("theme", k.Str(NAME, "a theme name"), "spark-dark", "Cockpit theme (themes/ and $XDG_DATA_HOME/spark-tui/themes)."),
-    _s("log_buffer_lines", k.Int(100, 10_000_000), 100_000, "Lines kept per log view (older lines are dropped)."),
+    _s(
+        "theme",
+        k.Str(NAME, "a theme name"),
+        "spark-dark",
+        "Cockpit theme (themes/ and $XDG_DATA_HOME/spark-tui/themes).",
+    ),
+    _s(
+        "log_buffer_lines",
+        k.Int(100, 10_000_000),
+        100_000,
+        "Lines kept per log view (older lines are dropped).",
+    ),
     _s("refresh_interval", k.Float(min=0.2), 2.0, "Seconds between dashboard refreshes."),
     _s("readonly", k.Bool(), False, "Disable launch and teardown in the cockpit."),
-    _s("keys", k.KeyMap(), {}, "Key remapping: binding id = keys, e.g. teardown: ctrl+x (SPARK_TUI_KEYS: id=keys;id=keys)."),
+    _s(
+        "keys",
+        k.KeyMap(),
+        {},
+        "Key remapping: binding id = keys, e.g. teardown: ctrl+x (SPARK_TUI_KEYS: id=keys;id=keys).",
+    ),
 )
 
 CLUSTER_SETTINGS = tuple(s for s in SETTINGS if s.scope != "node")
@@ -156,11 +315,25 @@ def markdown_table() -> str:
         "|---|---|---|---|---|---|",
     ]
     for s in SETTINGS:
-        default = "***" if s.secret and s.default else s.kind.show(s.default) if s.default not in (None, [], {}) else "—"
+        default = (
+            "***"
+            if s.secret and s.default
+            else s.kind.show(s.default)
+            if s.default not in (None, [], {})
+            else "—"
+        )
         flag = s.flag or "—"
         if s.short_flag:
             flag = f"{s.short_flag}, {flag}"
-        per_node = "node only" if s.scope == "node" else "yes" if s.per_node else "user config" if s.scope == "user" else ""
+        per_node = (
+            "node only"
+            if s.scope == "node"
+            else "yes"
+            if s.per_node
+            else "user config"
+            if s.scope == "user"
+            else ""
+        )
         doc = s.doc + (" **secret**" if s.secret else "")
         rows.append(
             f"| `{s.yaml_key}` | {('`' + s.env + '`') if s.env else '—'} | "

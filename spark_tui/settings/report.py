@@ -16,16 +16,23 @@ class Row:
     source: str
     not_applied: list[str]  # "value (source): reason"
     secret: bool = False
-    requested: list[tuple[str, str, bool]] = field(default_factory=list)  # (value, layer, took effect), lowest first
+    requested: list[tuple[str, str, bool]] = field(
+        default_factory=list
+    )  # (value, layer, took effect), lowest first
 
 
 def _row(scope: str, value: Value) -> Row:
     lost = []
     for cand, reason in value.overridden():
         lost.append(f"{mask(value.setting, cand.value)} ({cand.source}): {reason}")
-    requested = [(mask(value.setting, c.value), c.source.layer, c.source == value.source)
-                 for c in value.requested if c.source.layer != "default"]
-    return Row(scope, value.setting.key, value.shown(), str(value.source), lost, value.setting.secret, requested)
+    requested = [
+        (mask(value.setting, c.value), c.source.layer, c.source == value.source)
+        for c in value.requested
+        if c.source.layer != "default"
+    ]
+    return Row(
+        scope, value.setting.key, value.shown(), str(value.source), lost, value.setting.secret, requested
+    )
 
 
 def rows(config: Config) -> list[Row]:
@@ -41,11 +48,15 @@ def _show_home_expanded(row: Row, node: NodeConfig) -> None:
     volumes = node["volumes"]
     if not any(v.startswith("~") for v in volumes):
         return
-    hosts = [node.expand_home(v.partition(":")[0]) for v in volumes]
-    if None in hosts:
-        row.source += f"; ~ not expanded yet ({node.name} not reached)"
-        return
-    row.effective = ",".join(h + v[len(v.partition(":")[0]):] for h, v in zip(hosts, volumes))  # type: ignore[operator]
+    expanded = []
+    for volume in volumes:
+        host, sep, rest = volume.partition(":")
+        home_based = node.expand_home(host)
+        if home_based is None:
+            row.source += f"; ~ not expanded yet ({node.name} not reached)"
+            return
+        expanded.append(home_based + sep + rest)
+    row.effective = ",".join(expanded)
     where = "this machine" if node.local else node.home_source
     row.source += f"; ~ = {node.expand_home('~')} ({where})"
 

@@ -16,8 +16,9 @@ import ipaddress
 import os
 import re
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any
 
 from spark_tui import paths
 from spark_tui.errors import ConfigError
@@ -65,7 +66,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Candidate:
-    value: object
+    value: Any
     source: Source
 
 
@@ -74,7 +75,7 @@ class Value:
     """One resolved setting: the winner, everything requested, and per-key sources for maps."""
 
     setting: Setting
-    value: object
+    value: Any  # of the type its setting's kind makes
     source: Source
     requested: list[Candidate] = field(default_factory=list)
     item_sources: dict[str, Source] = field(default_factory=dict)
@@ -125,7 +126,8 @@ class NodeConfig:
     home: str | None = None
     home_source: str = ""
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Any:
+        # Any, not object: each value's type is its setting's kind (validated when resolved).
         return self.values[key].value
 
     @property
@@ -153,12 +155,13 @@ class Config:
     files_read: list[str]
     inputs: Inputs | None = None  # what it was resolved from
 
-    def redetected(self, detected: dict) -> "Config":
+    def redetected(self, detected: dict) -> Config:
         """The same inputs resolved again with another detected layer (what the nodes show)."""
         assert self.inputs is not None, "a Config built by resolve() knows its inputs"
         return resolve(dataclasses.replace(self.inputs, detected=detected))
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Any:
+        # Any, not object: each value's type is its setting's kind (validated when resolved).
         return self.values[key].value
 
     @property
@@ -213,7 +216,9 @@ def resolve(inputs: Inputs) -> Config:
     for s in CLUSTER_SETTINGS:
         requests[s.key].append(Candidate(s.default, Source("default", "default")))
 
-    user_path = inputs.user_config if inputs.user_config is not None else paths.user_config_file(inputs.environ)
+    user_path = (
+        inputs.user_config if inputs.user_config is not None else paths.user_config_file(inputs.environ)
+    )
     if user_path and os.path.exists(user_path):
         doc = yamlfile.load(user_path)
         files.append(user_path)
@@ -251,10 +256,7 @@ def resolve(inputs: Inputs) -> Config:
         _apply_interactive(key, value, requests, node_requests)
 
     values = {key: _pick(BY_KEY[key], cands) for key, cands in requests.items()}
-    nodes = [
-        _resolve_node(i, nreq, requests, inputs.detected)
-        for i, nreq in enumerate(node_requests)
-    ]
+    nodes = [_resolve_node(i, nreq, requests, inputs.detected) for i, nreq in enumerate(node_requests)]
     _validate_nodes(nodes, values)
     _derive_defaults(values, nodes)
     for n in nodes:
@@ -286,16 +288,25 @@ def _read_settings(doc: yamlfile.YamlDoc, layer: str, requests, allow_nodes: boo
     for key, raw, path in _flatten(doc.data):
         if key == "nodes":
             if not allow_nodes:
-                raise ConfigError(doc.key_where(*path), "`nodes` belongs in a cluster file, not the user config")
+                raise ConfigError(
+                    doc.key_where(*path), "`nodes` belongs in a cluster file, not the user config"
+                )
             continue
         setting = BY_KEY.get(key)
         if setting is None:
             valid = list(BY_KEY) + (["nodes"] if allow_nodes else [])
             hint = closest(key, valid)
-            raise ConfigError(doc.key_where(*path), f"unknown setting {key!r}" + (f"; did you mean {hint!r}?" if hint else ""))
+            raise ConfigError(
+                doc.key_where(*path),
+                f"unknown setting {key!r}" + (f"; did you mean {hint!r}?" if hint else ""),
+            )
         if setting.scope == "user" and layer == "cluster":
-            raise ConfigError(doc.key_where(*path), f"{key!r} can only be set in the user config, env or flags")
-        requests[key].append(Candidate(_check(setting, raw, doc.where(*path)), Source(layer, doc.where(*path))))
+            raise ConfigError(
+                doc.key_where(*path), f"{key!r} can only be set in the user config, env or flags"
+            )
+        requests[key].append(
+            Candidate(_check(setting, raw, doc.where(*path)), Source(layer, doc.where(*path)))
+        )
 
 
 def _flatten(data: dict, prefix: tuple = ()):
@@ -370,7 +381,11 @@ def _read_environ(environ: Mapping[str, str]) -> dict[str, Candidate]:
         setting = BY_ENV.get(name)
         if setting is None:
             hint = closest(name, BY_ENV)
-            raise ConfigError(name, "environment variable matches no spark-tui setting" + (f"; did you mean {hint}?" if hint else ""))
+            raise ConfigError(
+                name,
+                "environment variable matches no spark-tui setting"
+                + (f"; did you mean {hint}?" if hint else ""),
+            )
         try:
             out[setting.key] = Candidate(setting.kind.from_text(text), Source("env", name))
         except ValueError as exc:
@@ -387,7 +402,9 @@ def _apply_interactive(key: str, value, requests, node_requests) -> None:
         nreq = next((r for r in node_requests if r["name"][-1].value == name), None)
         if nreq is None or setting is None or setting.scope == "node" and sub == "name":
             raise ConfigError(where, f"no node setting {key!r}")
-        nreq.setdefault(sub, []).append(Candidate(_parse_edit(setting, value, where), Source("interactive", where, node_level=True)))
+        nreq.setdefault(sub, []).append(
+            Candidate(_parse_edit(setting, value, where), Source("interactive", where, node_level=True))
+        )
         return
     setting = BY_KEY.get(key)
     if setting is None:
@@ -425,7 +442,10 @@ def _validate_nodes(nodes: list[NodeConfig], values: dict[str, Value]) -> None:
     seen: dict[str, NodeConfig] = {}
     for n in nodes:
         if n.name in seen:
-            raise ConfigError(n.values["name"].source.location, f"duplicate node name {n.name!r} (also node {seen[n.name].index + 1})")
+            raise ConfigError(
+                n.values["name"].source.location,
+                f"duplicate node name {n.name!r} (also node {seen[n.name].index + 1})",
+            )
         seen[n.name] = n
     head = values["head"]
     if head.value is None:
@@ -441,7 +461,9 @@ def _derive_defaults(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
     for n in nodes:
         ip, host = n.values["data_ip"], n.values["host"]
         if ip.value is None and _is_ipv4(host.value):
-            n.values["data_ip"] = Value(ip.setting, host.value, Source("default", f"derived from host ({host.source})"), ip.requested)
+            n.values["data_ip"] = Value(
+                ip.setting, host.value, Source("default", f"derived from host ({host.source})"), ip.requested
+            )
     addrs: dict[str, NodeConfig] = {}
     for n in nodes:
         ip = n.values["data_ip"]
@@ -454,10 +476,17 @@ def _derive_defaults(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
     if tp.value is None:
         pp = values["pipeline_parallel_size"].value or 1
         count = max(1, len(nodes) // pp)
-        values["tensor_parallel_size"] = Value(tp.setting, count, Source("default", f"derived: {len(nodes)} node(s) / pipeline {pp}"), tp.requested)
+        values["tensor_parallel_size"] = Value(
+            tp.setting,
+            count,
+            Source("default", f"derived: {len(nodes)} node(s) / pipeline {pp}"),
+            tp.requested,
+        )
     smn, model = values["served_model_name"], values["model"]
     if smn.value is None and model.value is not None:
-        values["served_model_name"] = Value(smn.setting, model.value, Source("default", f"derived from model ({model.source})"), smn.requested)
+        values["served_model_name"] = Value(
+            smn.setting, model.value, Source("default", f"derived from model ({model.source})"), smn.requested
+        )
 
 
 def _is_ipv4(text) -> bool:
@@ -468,11 +497,19 @@ def _is_ipv4(text) -> bool:
         return False
 
 
-IFNAME_VARS = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "UCX_NET_DEVICES", "OMPI_MCA_btl_tcp_if_include")
+IFNAME_VARS = (
+    "NCCL_SOCKET_IFNAME",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "UCX_NET_DEVICES",
+    "OMPI_MCA_btl_tcp_if_include",
+)
 IP_VARS = ("VLLM_HOST_IP", "RAY_NODE_IP_ADDRESS", "RAY_OVERRIDE_NODE_IP_ADDRESS")
 
 
-def derive_container_env(node: NodeConfig, values: dict[str, Value], nodes: list[NodeConfig]) -> list[DerivedVar]:
+def derive_container_env(
+    node: NodeConfig, values: dict[str, Value], nodes: list[NodeConfig]
+) -> list[DerivedVar]:
     """The container environment for one node, each variable with what it was derived from."""
     out: list[DerivedVar] = []
     ip, netdev, hca = node.values["data_ip"], node.values["netdev"], node.values["hca"]
@@ -490,7 +527,9 @@ def derive_container_env(node: NodeConfig, values: dict[str, Value], nodes: list
     head = next((n for n in nodes if n.is_head), nodes[0])
     head_ip = head.values["data_ip"]
     if head_ip.value:
-        out.append(DerivedVar("MASTER_ADDR", head_ip.value, f"data_ip of head {head.name} ({head_ip.source})"))
+        out.append(
+            DerivedVar("MASTER_ADDR", head_ip.value, f"data_ip of head {head.name} ({head_ip.source})")
+        )
     port = values["master_port"]
     out.append(DerivedVar("MASTER_PORT", str(port.value), f"master_port ({port.source})"))
     if values["executor"].value == "ray":
@@ -503,10 +542,10 @@ def derive_container_env(node: NodeConfig, values: dict[str, Value], nodes: list
     extra = node.values["env"]
     by_name = {v.name: v for v in out}
     for key, val in extra.value.items():
-        src = extra.item_sources[key]
+        item_source = extra.item_sources[key]
         if key in by_name:
-            by_name[key].overridden_by = src
-        out.append(DerivedVar(key, val, f"env ({src})", secret=bool(SECRET_NAME.search(key))))
+            by_name[key].overridden_by = item_source
+        out.append(DerivedVar(key, val, f"env ({item_source})", secret=bool(SECRET_NAME.search(key))))
     return out
 
 

@@ -4,8 +4,8 @@ every command checks the `theme` setting against these names; the cockpit turns 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from spark_tui import paths
 from spark_tui.errors import ConfigError
@@ -35,4 +35,6 @@ def theme_names(environ: Mapping[str, str] = os.environ) -> list[str]:
 def check_theme(name: str, source: str, environ: Mapping[str, str] = os.environ) -> None:
     names = theme_names(environ)
     if name not in names:
-        raise ConfigError(source, f"no theme {name!r} (themes: {', '.join(sorted(set(names))) or 'none found'})")
+        raise ConfigError(
+            source, f"no theme {name!r} (themes: {', '.join(sorted(set(names))) or 'none found'})"
+        )

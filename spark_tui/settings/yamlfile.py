@@ -119,8 +119,13 @@ def _convert(node, doc: YamlDoc, where: tuple, depth: int):
             key = key_node.value
             if key in out:
                 first = doc.positions[where + (key, "<key>")][0]
-                raise ConfigError(_at(doc.path, key_node), f"duplicate key {key!r} (first set on line {first})")
-            doc.positions[where + (key, "<key>")] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                raise ConfigError(
+                    _at(doc.path, key_node), f"duplicate key {key!r} (first set on line {first})"
+                )
+            doc.positions[where + (key, "<key>")] = (
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+            )
             out[key] = _convert(value_node, doc, where + (key,), depth + 1)
         return out
     if isinstance(node, yaml.SequenceNode):

@@ -8,6 +8,7 @@ calls the core and shows the typed events it emits.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from functools import partial
 
 from textual import work
@@ -18,6 +19,7 @@ from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitCore
 from spark_tui.core.monitor import NodeView
 from spark_tui.keys import validate_keymap
+from spark_tui.settings.resolve import Config
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.messages import CoreEvent, JobDone, NodeRefreshed
@@ -30,16 +32,22 @@ from spark_tui.ui.screens.wizard import WizardScreen
 class SparkCommands(Provider):
     """ctrl+p: launch, teardown, check, logs for a node, theme."""
 
-    def _commands(self) -> list[tuple[str, object, str]]:
+    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app: SparkApp = self.app  # type: ignore[assignment]
-        out = [
+        out: list[tuple[str, Callable[[], object], str]] = [
             ("Launch wizard", app.action_wizard, "image, check, review, launch"),
             ("Tear down", app.action_teardown, "stop and remove the cluster's containers (asks first)"),
             ("Run check", partial(app.open_wizard, "check"), "every check on every node"),
             ("Logs: all nodes", partial(app.open_logs, ALL), "follow every spark-tui container, merged"),
         ]
-        out += [(f"Logs: node {n.name}", partial(app.open_logs, n.name), f"follow {n.name}'s container") for n in app.core.config.nodes]
-        out += [(f"Theme: {name}", partial(setattr, app, "theme", name), "switch theme") for name in sorted(app.spark_themes)]
+        out += [
+            (f"Logs: node {n.name}", partial(app.open_logs, n.name), f"follow {n.name}'s container")
+            for n in app.core.config.nodes
+        ]
+        out += [
+            (f"Theme: {name}", partial(setattr, app, "theme", name), "switch theme")
+            for name in sorted(app.spark_themes)
+        ]
         return out
 
     async def discover(self) -> Hits:
@@ -67,15 +75,20 @@ class SparkApp(App):
         self.views: dict[str, NodeView] = {}
         self._wake = asyncio.Event()
         self._secrets: list[str] = []
-        self._secrets_for = None  # the config _secrets were taken from
+        self._secrets_for: Config | None = None  # the config _secrets were taken from
         config = core.config
         self.readonly = bool(config["readonly"])
         self.spark_themes = themes.load_all()
-        self.keymap = validate_keymap(dict(config["keys"]), lambda k: config.values["keys"].item_sources.get(k, "keys"))
+        self.keymap = validate_keymap(
+            dict(config["keys"]), lambda k: config.values["keys"].item_sources.get(k, "keys")
+        )
         if config["theme"] not in self.spark_themes:
             from spark_tui.errors import ConfigError
 
-            raise ConfigError(str(config.values["theme"].source), f"no theme {config['theme']!r} (themes: {', '.join(sorted(self.spark_themes))})")
+            raise ConfigError(
+                str(config.values["theme"].source),
+                f"no theme {config['theme']!r} (themes: {', '.join(sorted(self.spark_themes))})",
+            )
 
     # --- start-up ---------------------------------------------------------------------
 
@@ -85,7 +98,9 @@ class SparkApp(App):
         self.theme = self.core.config["theme"]
         self.set_keymap(self.keymap)
         config = self.core.config
-        self.sub_title = f"{config['name']}: {len(config.nodes)} node(s)" + ("  [readonly]" if self.readonly else "")
+        self.sub_title = f"{config['name']}: {len(config.nodes)} node(s)" + (
+            "  [readonly]" if self.readonly else ""
+        )
         rows = [(n.name, n["host"], "head" if n.is_head else "worker") for n in config.nodes]
         self.dashboard = DashboardScreen(rows, self._warning_banner())
         self.push_screen(self.dashboard)
@@ -104,7 +119,7 @@ class SparkApp(App):
             self.post_message(NodeRefreshed(view))
             try:
                 await asyncio.wait_for(self._wake.wait(), self.core.config["refresh_interval"])
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def on_node_refreshed(self, message: NodeRefreshed) -> None:
@@ -148,8 +163,9 @@ class SparkApp(App):
     def log_sources(self) -> list[tuple[str, str]]:
         """Every node's spark-tui container (by the cluster label), as last refreshed."""
         name = self.core.config["name"]
-        return [(v.node, c.name) for v in self.views.values() for c in v.own_containers(name)] or \
-               [(n.name, self.core.config["container_name"]) for n in self.core.config.nodes]
+        return [(v.node, c.name) for v in self.views.values() for c in v.own_containers(name)] or [
+            (n.name, self.core.config["container_name"]) for n in self.core.config.nodes
+        ]
 
     def redact(self, line: str) -> str:
         """Secrets never reach the screen or a saved log: the HF token and secret-named env values."""
@@ -190,10 +206,16 @@ class SparkApp(App):
         if isinstance(e, ev.Removed):
             self.notify(f"removed {e.container} on {e.node}", markup=False)
         elif isinstance(e, ev.StillHolding):
-            self.notify(f"{e.node} STILL HOLDS {e.container}: {e.reason}", severity="error", timeout=15, markup=False)
+            self.notify(
+                f"{e.node} STILL HOLDS {e.container}: {e.reason}", severity="error", timeout=15, markup=False
+            )
 
     def on_job_done(self, message: JobDone) -> None:
         if message.job == "teardown":
             self.last_teardown_ok = message.ok
-            self.notify("teardown complete" if message.ok else "teardown incomplete: a node still holds its container",
-                        severity="information" if message.ok else "error")
+            self.notify(
+                "teardown complete"
+                if message.ok
+                else "teardown incomplete: a node still holds its container",
+                severity="information" if message.ok else "error",
+            )

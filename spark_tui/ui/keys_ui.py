@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from spark_tui.keys import for_screen
 
 
-def bindings_for(where: str) -> list[Binding]:
+def bindings_for(where: str) -> list[BindingType]:
     return [Binding(k.key, k.action, k.description, show=k.show, id=k.id) for k in for_screen(where)]

@@ -20,7 +20,9 @@ def load_theme(path: Path) -> Theme:
     data = doc.data
     for key in data:
         if key not in FIELDS:
-            raise ConfigError(doc.key_where(key), f"unknown theme field {key!r} (fields: {', '.join(sorted(FIELDS))})")
+            raise ConfigError(
+                doc.key_where(key), f"unknown theme field {key!r} (fields: {', '.join(sorted(FIELDS))})"
+            )
     if "name" not in data or "primary" not in data:
         raise ConfigError(str(path), "a theme needs at least `name` and `primary`")
     try:

@@ -18,14 +18,18 @@ def main(argv: list[str]) -> int:
             print(f"{count} node(s) up in {time.monotonic() - start:.1f} s")
             for node in cluster.nodes:
                 print(f"  {node.name}  {node.ip}  netns {node.netns}  docker {node.docker_host}")
-            print(f"cluster file: {cluster.cluster_yaml}\nknown_hosts:  {cluster.known_hosts}\nkey:          {cluster.client_key}")
+            print(
+                f"cluster file: {cluster.cluster_yaml}\nknown_hosts:  {cluster.known_hosts}\nkey:          {cluster.client_key}"
+            )
         elif argv[0] == "down":
             tc.down()
             print("down: nothing left")
         else:
             cluster = tc.Cluster.load()
             for node in cluster.nodes:
-                print(f"{node.name} {node.ip} sshd={'up' if tc._alive(node.sshd_pid) else 'down'} dockerd={'up' if tc._alive(node.dockerd_pid) else 'down'}")
+                print(
+                    f"{node.name} {node.ip} sshd={'up' if tc._alive(node.sshd_pid) else 'down'} dockerd={'up' if tc._alive(node.dockerd_pid) else 'down'}"
+                )
     except (tc.ClusterError, ValueError, FileNotFoundError) as exc:
         print(f"tests.cluster: {exc}", file=sys.stderr)
         return 1

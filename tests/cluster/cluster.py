@@ -47,12 +47,19 @@ IMAGES = {
     "openai": ImageProfile("spark-test/vllm:latest", "0.12.0", True, ('ENTRYPOINT ["vllm", "serve"]',)),
     # NGC 25.10: nvidia_entrypoint.sh (ends in exec "$@"); vLLM 0.10.2 predates native multi-node.
     "ngc-25.10": ImageProfile(
-        "spark-test/ngc-vllm:25.10-py3", "0.10.2", True,
-        ('ENTRYPOINT ["/opt/nvidia/nvidia_entrypoint.sh"]', "ENV VLLM_VERSION=0.10.2",
-         "LABEL com.nvidia.vllm.version=0.10.2+9dd9ca32.nv25.10"),
+        "spark-test/ngc-vllm:25.10-py3",
+        "0.10.2",
+        True,
+        (
+            'ENTRYPOINT ["/opt/nvidia/nvidia_entrypoint.sh"]',
+            "ENV VLLM_VERSION=0.10.2",
+            "LABEL com.nvidia.vllm.version=0.10.2+9dd9ca32.nv25.10",
+        ),
     ),
     # vllm/vllm-openai after Ray was dropped (0.19): `ray: not found`.
-    "noray": ImageProfile("spark-test/vllm-noray:v0.19.0", "0.19.0", False, ('ENTRYPOINT ["vllm", "serve"]',)),
+    "noray": ImageProfile(
+        "spark-test/vllm-noray:v0.19.0", "0.19.0", False, ('ENTRYPOINT ["vllm", "serve"]',)
+    ),
 }
 IMAGE = IMAGES["openai"].ref  # the image of the test cluster file
 
@@ -91,7 +98,9 @@ class Node:
 def run(argv: list[str], check: bool = True, **kw) -> subprocess.CompletedProcess:
     proc = subprocess.run(argv, capture_output=True, text=True, **kw)
     if check and proc.returncode != 0:
-        raise ClusterError(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr.strip() or proc.stdout.strip()}")
+        raise ClusterError(
+            f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr.strip() or proc.stdout.strip()}"
+        )
     return proc
 
 
@@ -127,15 +136,27 @@ class Cluster:
     def cluster_file(self, count: int, path) -> str:
         """A cluster file for the first `count` nodes (the generated one lists them all)."""
         settings = Path(self.cluster_yaml).read_text().partition("nodes:\n")[0]
-        body = "".join(f"  - name: {n.name}\n    host: {n.ip}\n    data_ip: {n.ip}\n" for n in self.nodes[:count])
+        body = "".join(
+            f"  - name: {n.name}\n    host: {n.ip}\n    data_ip: {n.ip}\n" for n in self.nodes[:count]
+        )
         Path(path).write_text(settings + "nodes:\n" + body)
         return str(path)
 
     def ssh_argv(self, node: Node, *command: str) -> list[str]:
         return [
-            "ssh", "-i", self.client_key, "-o", f"UserKnownHostsFile={self.known_hosts}",
-            "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-            f"root@{node.ip}", *command,
+            "ssh",
+            "-i",
+            self.client_key,
+            "-o",
+            f"UserKnownHostsFile={self.known_hosts}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ConnectTimeout=5",
+            f"root@{node.ip}",
+            *command,
         ]
 
     def docker(self, node: Node, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -145,7 +166,7 @@ class Cluster:
         STATE.write_text(json.dumps({"root": str(self.root), "nodes": [asdict(n) for n in self.nodes]}))
 
     @classmethod
-    def load(cls) -> "Cluster":
+    def load(cls) -> Cluster:
         data = json.loads(STATE.read_text())
         return cls([Node(**n) for n in data["nodes"]], Path(data["root"]))
 
@@ -157,7 +178,10 @@ class Cluster:
         self.save()
 
     def start_sshd(self, node: Node) -> None:
-        node.sshd_pid = _spawn(node.nsenter("/usr/sbin/sshd", "-D", "-e", "-f", f"{node.dir}/sshd_config"), f"{node.dir}/sshd.log")
+        node.sshd_pid = _spawn(
+            node.nsenter("/usr/sbin/sshd", "-D", "-e", "-f", f"{node.dir}/sshd_config"),
+            f"{node.dir}/sshd.log",
+        )
         _wait_port(node, 22)
         self.save()
 
@@ -184,10 +208,23 @@ class Cluster:
         env = dict(os.environ, PATH=f"{HERE / 'hostbin'}:/usr/sbin:/usr/bin:/sbin:/bin")
         node.dockerd_pid = _spawn(
             node.nsenter(
-                "dockerd", "--data-root", f"{node.dir}/docker", "--exec-root", f"{node.dir}/exec",
-                "--pidfile", f"{node.dir}/dockerd.pid", "-H", "unix:///run/docker.sock",
-                "--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
-                "--userland-proxy=false", "--storage-driver", "overlay2",
+                "dockerd",
+                "--data-root",
+                f"{node.dir}/docker",
+                "--exec-root",
+                f"{node.dir}/exec",
+                "--pidfile",
+                f"{node.dir}/dockerd.pid",
+                "-H",
+                "unix:///run/docker.sock",
+                "--bridge",
+                "none",
+                "--iptables=false",
+                "--ip6tables=false",
+                "--ip-masq=false",
+                "--userland-proxy=false",
+                "--storage-driver",
+                "overlay2",
             ),
             f"{node.dir}/dockerd.log",
             env=env,
@@ -210,7 +247,9 @@ class Cluster:
         spec = ["delay", f"{delay_ms}ms"] + (["loss", f"{loss_pct}%"] if loss_pct else [])
         proc = run(["tc", "qdisc", "replace", "dev", node.host_veth, "root", "netem", *spec], check=False)
         if proc.returncode != 0:
-            raise ClusterError(f"tc netem unavailable on this kernel ({proc.stderr.strip()}); delay/loss knob skipped")
+            raise ClusterError(
+                f"tc netem unavailable on this kernel ({proc.stderr.strip()}); delay/loss knob skipped"
+            )
 
     def clear_netem(self, node: Node) -> None:
         run(["tc", "qdisc", "del", "dev", node.host_veth, "root"], check=False)
@@ -218,7 +257,9 @@ class Cluster:
     def delete_image(self, node: Node, image: str = IMAGE) -> None:
         self.docker(node, "rmi", "-f", image)
 
-    def import_image(self, node: Node, image: str = IMAGE, variant: str = "", profile: str = "openai") -> None:
+    def import_image(
+        self, node: Node, image: str = IMAGE, variant: str = "", profile: str = "openai"
+    ) -> None:
         """Import a stand-in image; a non-empty variant gives different layers under the same tag."""
         prof = IMAGES[profile]
         changes = [arg for change in prof.changes for arg in ("--change", change)]
@@ -282,7 +323,9 @@ def up(count: int, root: Path = ROOT) -> Cluster:
 
 def _make_node(index: int, root: Path) -> Node:
     name = f"spark-{index}"
-    node = Node(index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"sptv{index}", str(root / name))
+    node = Node(
+        index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"sptv{index}", str(root / name)
+    )
     ndir = Path(node.dir)
     (ndir / "bin").mkdir(parents=True)
     run(["ip", "netns", "add", node.netns])
@@ -316,7 +359,18 @@ def _make_node(index: int, root: Path) -> Node:
         f"&& hostname {name} && exec sleep 2147483647"
     )
     node.holder_pid = _spawn(
-        ["nsenter", f"--net=/var/run/netns/{node.netns}", "unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", setup],
+        [
+            "nsenter",
+            f"--net=/var/run/netns/{node.netns}",
+            "unshare",
+            "--mount",
+            "--uts",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            setup,
+        ],
         f"{ndir}/holder.log",
     )
     deadline = time.monotonic() + 5
@@ -334,7 +388,9 @@ def _in_own_namespace(node: Node) -> bool:
     if not pid:
         return False
     try:
-        return os.readlink(f"/proc/{pid}/ns/uts") != os.readlink("/proc/self/ns/uts") and os.path.exists(f"/proc/{pid}/root/usr/local/bin/nvidia-smi")
+        return os.readlink(f"/proc/{pid}/ns/uts") != os.readlink("/proc/self/ns/uts") and os.path.exists(
+            f"/proc/{pid}/root/usr/local/bin/nvidia-smi"
+        )
     except OSError:
         return False
 
@@ -425,7 +481,10 @@ def down(root: Path = ROOT) -> None:
         if name.startswith("sptv"):
             run(["ip", "link", "del", name], check=False)
     run(["ip", "link", "del", BRIDGE], check=False)
-    while run(["iptables", "-D", "FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-j", "ACCEPT"], check=False).returncode == 0:
+    while (
+        run(["iptables", "-D", "FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-j", "ACCEPT"], check=False).returncode
+        == 0
+    ):
         pass
     if (root / "created-dev-infiniband").exists():
         try:
@@ -448,7 +507,9 @@ def _pids_under(root: str) -> list[int]:
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cmdline = (
+                Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            )
         except OSError:
             continue
         if root in cmdline or f"--net=/var/run/netns/{NS_PREFIX}" in cmdline:
@@ -458,7 +519,14 @@ def _pids_under(root: str) -> list[int]:
 
 def _spawn(argv: list[str], log: str, env=None) -> int:
     with open(log, "ab") as fh:
-        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            argv,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
     return proc.pid
 
 
@@ -503,7 +571,9 @@ def _wait_port(node: Node, port: int, timeout: float = 10) -> None:
     hexport = f":{port:04X}"
     while time.monotonic() < deadline:
         tcp = Path(f"/proc/{node.holder_pid}/net/tcp").read_text()
-        if any(line.split()[1].endswith(hexport) and line.split()[3] == "0A" for line in tcp.splitlines()[1:]):
+        if any(
+            line.split()[1].endswith(hexport) and line.split()[3] == "0A" for line in tcp.splitlines()[1:]
+        ):
             return
         time.sleep(0.02)
     raise ClusterError(f"nothing listens on {node.ip}:{port}; see {node.dir}")

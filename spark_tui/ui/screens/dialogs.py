@@ -69,7 +69,9 @@ class HelpScreen(ModalScreen[None]):
         out = []
         for k in KEYS:
             keys = self.keymap.get(k.id, k.key)
-            out.append((k.id, keys.replace("question_mark", "?").replace("slash", "/"), k.where, k.description))
+            out.append(
+                (k.id, keys.replace("question_mark", "?").replace("slash", "/"), k.where, k.description)
+            )
         return out
 
     def action_close(self) -> None:

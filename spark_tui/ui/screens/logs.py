@@ -8,10 +8,10 @@ import time
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Header, Footer, Input
+from textual.widgets import Footer, Header, Input
 
 from spark_tui import paths
-from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.core.logs import LogFollower, LogLines, StreamState
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.messages import CoreEvent
 from spark_tui.ui.widgets.log_view import LogView
@@ -30,7 +30,7 @@ class LogsScreen(Screen):
         self.sources = sources
         self.source = source
         self.redact = redact or (lambda line: line)
-        self.followers = []
+        self.followers: list[LogFollower] = []
         self.input_mode = "filter"
         self.filter_text = ""
 
@@ -80,7 +80,9 @@ class LogsScreen(Screen):
     def on_core_event(self, message: CoreEvent) -> None:
         if message.job != "logs":
             return
-        prefix, event = message.event
+        if not isinstance(message.event, tuple):
+            return
+        prefix, event = message.event  # (the source's line prefix, its event)
         if isinstance(event, LogLines):
             self.view.add(prefix, [self.redact(line) for line in event.lines])
         elif isinstance(event, StreamState):
@@ -95,7 +97,7 @@ class LogsScreen(Screen):
         box = self.query_one("#log-input", Input)
         if not box.has_class("-hidden"):
             box.add_class("-hidden")
-            self.view.log.focus()
+            self.view.text_log.focus()
             return
         self.app.pop_screen()
 
@@ -125,7 +127,7 @@ class LogsScreen(Screen):
             self.notify(f"bad regex /{text}/: {exc}", severity="error", markup=False)
             return
         event.input.add_class("-hidden")
-        self.view.log.focus()
+        self.view.text_log.focus()
         self._title()
 
     def action_pause(self) -> None:

@@ -14,11 +14,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Header, ContentSwitcher, DataTable, Footer, Input, Log, ProgressBar, Static
+from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input, Log, ProgressBar, Static
 
 from spark_tui.core import events as ev
 from spark_tui.core.check import CheckResult
-from spark_tui.core.logs import LogLines
+from spark_tui.core.logs import LogFollower, LogLines
 from spark_tui.errors import ConfigError
 from spark_tui.parsers.text import inert
 from spark_tui.settings import report
@@ -29,7 +29,14 @@ STEPS = ("image", "check", "review", "launch")
 TITLES = {"image": "1 image", "check": "2 config check", "review": "3 review", "launch": "4 launch"}
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim", "running": "cyan"}
 # The checks every node gets; rows start as "running" and turn into their result.
-NODE_CHECKS = ("ssh.reachable", "docker.engine", "image.present", "container.absent", "gpu.present", "net.data_interface")
+NODE_CHECKS = (
+    "ssh.reachable",
+    "docker.engine",
+    "image.present",
+    "container.absent",
+    "gpu.present",
+    "net.data_interface",
+)
 
 
 def short_paths(text: str) -> str:
@@ -51,14 +58,17 @@ class WizardScreen(Screen):
         self.check_running = False
         self.launch_state = "idle"  # idle | running | ready | failed
         self.edit_key: str | None = None
-        self.head_log = None  # follower of the head container during the launch
+        self.head_log: LogFollower | None = None  # follower of the head container during the launch
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="steps")
         with ContentSwitcher(initial=self.step, id="switcher"):
             with Vertical(id="image"):
-                yield Static("Images on the nodes (enter: use it). Same tag with different layers is marked MISMATCH.", classes="hint")
+                yield Static(
+                    "Images on the nodes (enter: use it). Same tag with different layers is marked MISMATCH.",
+                    classes="hint",
+                )
                 yield DataTable(id="images", cursor_type="row", zebra_stripes=True)
                 yield Input(placeholder="or type an image reference and press enter", id="image-input")
             with Vertical(id="check"):
@@ -83,7 +93,13 @@ class WizardScreen(Screen):
         checks.add_columns("status", "node", "check", "message", "fix")
         settings = self.query_one("#settings", DataTable)
         # Fixed widths so provenance stays on screen at 120 columns; cells cut with an ellipsis.
-        for label, width in (("scope", 7), ("setting", 20), ("requested (all layers)", 30), ("effective", 20), ("from", 30)):
+        for label, width in (
+            ("scope", 7),
+            ("setting", 20),
+            ("requested (all layers)", 30),
+            ("effective", 20),
+            ("from", 30),
+        ):
             settings.add_column(label, width=width)
         stages = self.query_one("#stages", DataTable)
         stages.add_columns("node", "stage", "status", "detail", "elapsed")
@@ -98,7 +114,12 @@ class WizardScreen(Screen):
         for s in STEPS:
             t.append(f" {TITLES[s]} ", style="bold reverse" if s == step else "dim")
             t.append(" > " if s != STEPS[-1] else "")
-        t.append("    n: next  esc: back" + ("  e: edit" if step == "review" else "") + ("  ctrl+l: launch" if step == "review" else ""), style="dim")
+        t.append(
+            "    n: next  esc: back"
+            + ("  e: edit" if step == "review" else "")
+            + ("  ctrl+l: launch" if step == "review" else ""),
+            style="dim",
+        )
         self.query_one("#steps", Static).update(t)
         if step == "image":
             self.load_images()
@@ -119,7 +140,10 @@ class WizardScreen(Screen):
                 return
             failed = [r for r in self.check_results if r.status == "fail"]
             if failed:
-                self.notify(f"{len(failed)} check(s) failed; fix them and press r to run the check again", severity="error")
+                self.notify(
+                    f"{len(failed)} check(s) failed; fix them and press r to run the check again",
+                    severity="error",
+                )
                 return
         if self.step == "review":
             self.action_launch()
@@ -158,9 +182,15 @@ class WizardScreen(Screen):
         current = self.core.config["image"]
         for r in rows:
             have = f"{len(r.nodes)}/{total} " + ",".join(r.nodes)
-            mark = Text("MISMATCH", style="bold red") if r.mismatch else Text("missing on some" if len(r.nodes) < total else "", style="yellow")
+            mark = (
+                Text("MISMATCH", style="bold red")
+                if r.mismatch
+                else Text("missing on some" if len(r.nodes) < total else "", style="yellow")
+            )
             ref = Text(inert(r.ref), style="bold" if r.ref == current else "")
-            table.add_row(ref, r.digest.split(":")[-1][:12], f"{r.size_mb:.0f} MB", r.created, have, mark, key=r.ref)
+            table.add_row(
+                ref, r.digest.split(":")[-1][:12], f"{r.size_mb:.0f} MB", r.created, have, mark, key=r.ref
+            )
 
     @on(DataTable.RowSelected, "#images")
     def image_row(self, event: DataTable.RowSelected) -> None:
@@ -206,16 +236,24 @@ class WizardScreen(Screen):
             key = f"{key}/{len(self.check_results)}"  # several results of one id (net.reach per peer)
         self.check_rows.add(key)
         self.check_results.append(r)
-        cells = (Text(r.status, style=STATUS_STYLE[r.status]), r.node, r.id, Text(inert(r.message)), Text(inert(r.fix if r.status != "pass" else ""), style="dim"))
+        cells = (
+            Text(r.status, style=STATUS_STYLE[r.status]),
+            r.node,
+            r.id,
+            Text(inert(r.message)),
+            Text(inert(r.fix if r.status != "pass" else ""), style="dim"),
+        )
         if key in table.rows:
-            for col, value in zip(table.columns, cells):
+            for col, value in zip(table.columns, cells, strict=False):
                 table.update_cell(key, col, value)
         else:
             table.add_row(*cells, key=key)
         self._check_summary()
 
     def _check_summary(self) -> None:
-        counts = {s: sum(r.status == s for r in self.check_results) for s in ("pass", "warn", "fail", "skipped")}
+        counts = {
+            s: sum(r.status == s for r in self.check_results) for s in ("pass", "warn", "fail", "skipped")
+        }
         state = "running..." if self.check_running else "done"
         text = Text(f"check {state}  ", style="bold")
         for s, n in counts.items():
@@ -244,7 +282,9 @@ class WizardScreen(Screen):
         table.clear()
         for r in rows:
             key = r.key if r.scope == "cluster" else f"nodes.{r.scope}.{r.key}"
-            source = Text(short_paths(r.source), style="bold cyan" if r.source.startswith("interactive") else "")
+            source = Text(
+                short_paths(r.source), style="bold cyan" if r.source.startswith("interactive") else ""
+            )
             # Every value some layer asked for: the winner in bold, the losers struck out.
             requested = Text()
             for value, src, won in r.requested:
@@ -260,14 +300,22 @@ class WizardScreen(Screen):
             return
         key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
         scope, name = (key.split(".")[1], key.split(".")[2]) if key.startswith("nodes.") else ("cluster", key)
-        value = self.core.config.values[name] if scope == "cluster" else self.core.config.node(scope).values[name]
+        value = (
+            self.core.config.values[name] if scope == "cluster" else self.core.config.node(scope).values[name]
+        )
         if value.setting.scope == "node" and name == "name":
             self.notify("a node's name cannot be edited here", severity="warning")
             return
         self.edit_key = key
         box = self.query_one("#edit-input", Input)
         box.placeholder = f"{key}: new value (empty: drop the edit)"
-        box.value = "" if value.setting.secret else value.setting.kind.show(value.value) if value.value is not None else ""
+        box.value = (
+            ""
+            if value.setting.secret
+            else value.setting.kind.show(value.value)
+            if value.value is not None
+            else ""
+        )
         box.password = value.setting.secret
         box.remove_class("-hidden")
         box.focus()
@@ -296,7 +344,12 @@ class WizardScreen(Screen):
         self._enter("launch")
         self.launch_state = "running"
         banner = self.query_one("#launch-banner", Static)
-        banner.update(Text(f"launching {self.core.config['image']} on {len(self.core.config.nodes)} node(s)...", style="bold"))
+        banner.update(
+            Text(
+                f"launching {self.core.config['image']} on {len(self.core.config.nodes)} node(s)...",
+                style="bold",
+            )
+        )
         banner.remove_class("-empty")
         self.query_one("#stages", DataTable).clear()
         self.run_launch()
@@ -317,10 +370,18 @@ class WizardScreen(Screen):
             if e.node == self.core.config.head.name and e.stage == "container" and e.status == "done":
                 self._follow_head()
             key = f"{e.node}/{e.stage}"
-            cells = (e.node, e.stage, Text(e.status, style="red" if e.status == "failed" else "green" if e.status == "done" else "cyan"),
-                     Text(inert(e.detail)[:80]), f"{e.elapsed:.1f}s")
+            cells = (
+                e.node,
+                e.stage,
+                Text(
+                    e.status,
+                    style="red" if e.status == "failed" else "green" if e.status == "done" else "cyan",
+                ),
+                Text(inert(e.detail)[:80]),
+                f"{e.elapsed:.1f}s",
+            )
             if key in stages.rows:
-                for col, value in zip(stages.columns, cells):
+                for col, value in zip(stages.columns, cells, strict=False):
                     stages.update_cell(key, col, value)
             else:
                 stages.add_row(*cells, key=key)
@@ -333,9 +394,11 @@ class WizardScreen(Screen):
             banner.set_class(True, "-ready")
             log.write_line(f"READY {e.endpoint}")
         elif isinstance(e, ev.Failed):
-            t = Text(f"FAILED: {inert(e.cause)}\nrolling back everything this launch started...", style="bold red")
+            t = Text(
+                f"FAILED: {inert(e.cause)}\nrolling back everything this launch started...", style="bold red"
+            )
             for line in e.log_lines[-8:]:
-                t.append(f"\n  | {inert(self.app.redact(line))[:140]}", style="red")
+                t.append(f"\n  | {inert(self._redact(line))[:140]}", style="red")
             banner.update(t)
             banner.set_class(True, "-failed")
             log.write_line(f"FAILED {inert(e.cause)}")
@@ -344,17 +407,28 @@ class WizardScreen(Screen):
         elif isinstance(e, ev.StillHolding):
             log.write_line(f"STILL HOLDING {e.container} on {e.node}: {inert(e.reason)}")
         elif isinstance(e, ev.DriftItem):
-            log.write_line(f"DRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}")
-            banner.update(Text(f"{banner.render()}\nDRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}", style="bold red"))
+            log.write_line(
+                f"DRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}"
+            )
+            banner.update(
+                Text(
+                    f"{banner.render()}\nDRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}",
+                    style="bold red",
+                )
+            )
 
     def _follow_head(self) -> None:
         """The head container's own log, live, under the stage events."""
         if self.head_log is not None:
             return
         head = self.core.config.head.name
-        self.head_log = self.core.follower(head, self.core.config["container_name"],
-                                           lambda e: self.post_message(CoreEvent(e, "head-log")), tail=200)
-        self.head_log.start()
+        head_log = self.head_log = self.core.follower(
+            head,
+            self.core.config["container_name"],
+            lambda e: self.post_message(CoreEvent(e, "head-log")),
+            tail=200,
+        )
+        head_log.start()
 
     async def on_unmount(self) -> None:
         if self.head_log is not None:
@@ -362,14 +436,17 @@ class WizardScreen(Screen):
 
     # --- events from workers ----------------------------------------------------------
 
+    def _redact(self, line: str) -> str:
+        return self.app.redact(line)  # type: ignore[attr-defined]  # SparkApp masks secrets
+
     def on_core_event(self, message: CoreEvent) -> None:
-        if message.job == "check":
+        if message.job == "check" and isinstance(message.event, CheckResult):
             self._check_row(message.event)
         elif message.job == "launch":
             self._launch_event(message.event)
         elif message.job == "head-log" and isinstance(message.event, LogLines):
             log = self.query_one("#launch-log", Log)
-            log.write_lines([f"  | {inert(self.app.redact(line))}" for line in message.event.lines])
+            log.write_lines([f"  | {inert(self._redact(line))}" for line in message.event.lines])
 
     def on_job_done(self, message: JobDone) -> None:
         if message.job == "check":
@@ -383,4 +460,9 @@ class WizardScreen(Screen):
             self.launch_state = "ready" if message.ok else "failed"
             if not message.ok:
                 banner = self.query_one("#launch-banner", Static)
-                banner.update(Text(f"{banner.render()}\nrollback finished: see the log below (esc: back)", style="bold red"))
+                banner.update(
+                    Text(
+                        f"{banner.render()}\nrollback finished: see the log below (esc: back)",
+                        style="bold red",
+                    )
+                )

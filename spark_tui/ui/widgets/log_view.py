@@ -106,12 +106,12 @@ class LogView(Vertical):
         self.set_interval(FLUSH_SECONDS, self.flush)
 
     @property
-    def log(self) -> Log:
+    def text_log(self) -> Log:
         return self.query_one("#log", Log)
 
     @property
     def following(self) -> bool:
-        return not self.paused and self.log.is_vertical_scroll_end
+        return not self.paused and self.text_log.is_vertical_scroll_end
 
     def add(self, prefix: str, lines: list[str]) -> None:
         shown = self.buffer.add(prefix, lines)
@@ -132,13 +132,13 @@ class LogView(Vertical):
         elif self.pending:
             batch = list(self.pending)
             self.pending.clear()
-            self.log.write_lines(self._wrapped(batch))
+            self.text_log.write_lines(self._wrapped(batch))
         self._badge()
 
     def _wrapped(self, lines: list[str]) -> list[str]:
         if not self.wrap:
             return lines
-        width = max(20, self.log.size.width - 2)
+        width = max(20, self.text_log.size.width - 2)
         out = []
         for line in lines:
             out += textwrap.wrap(line, width, drop_whitespace=False) or [""]
@@ -156,9 +156,9 @@ class LogView(Vertical):
         """Filter, NCCL-only or wrap changed: show the buffer again through the new view."""
         self.pending.clear()
         self.overflowed = False
-        self.log.clear()
-        self.log.write_lines(self._wrapped(self.buffer.view()))
-        self.log.scroll_end(animate=False)
+        self.text_log.clear()
+        self.text_log.write_lines(self._wrapped(self.buffer.view()))
+        self.text_log.scroll_end(animate=False)
 
     def set_pattern(self, text: str) -> None:
         """A regex filter; an invalid one raises re.error and changes nothing."""
@@ -170,19 +170,19 @@ class LogView(Vertical):
         self.paused = not self.paused
         if not self.paused:
             self.flush()
-            self.log.scroll_end(animate=False)
+            self.text_log.scroll_end(animate=False)
         self._badge()
 
     def search(self, text: str, start: int | None = None) -> int | None:
         """Scroll to the next shown line matching `text` after `start`; pauses following."""
         pattern = re.compile(text)
-        lines = self.log.lines
-        begin = (start if start is not None else int(self.log.scroll_offset.y)) + 1
+        lines = self.text_log.lines
+        begin = (start if start is not None else int(self.text_log.scroll_offset.y)) + 1
         for offset in range(len(lines)):
             i = (begin + offset) % max(1, len(lines))
             if pattern.search(lines[i]):
                 self.paused = True
-                self.log.scroll_to(y=i, animate=False)
+                self.text_log.scroll_to(y=i, animate=False)
                 self._badge()
                 return i
         return None
@@ -191,7 +191,13 @@ class LogView(Vertical):
         self.sources[key] = state
         t = Text()
         for k, s in sorted(self.sources.items()):
-            style = "green" if s.startswith("following") else "red" if s.startswith(("disconnected", "ended")) else "yellow"
+            style = (
+                "green"
+                if s.startswith("following")
+                else "red"
+                if s.startswith(("disconnected", "ended"))
+                else "yellow"
+            )
             t.append(f" {k}: ", style="bold")
             t.append(s, style=style)
         self.query_one("#sources", Static).update(t)

@@ -57,7 +57,10 @@ def interfaces_text(view: NodeView) -> Text:
         t.append(f" {iface.mtu or '?':<5}")
         # The RoCE device in green when its port is up, red otherwise.
         roce = iface.roce_device or "-"
-        t.append(f" {roce:<13}", style=("green" if iface.roce_state == "Up" else "red") if iface.roce_device else "dim")
+        t.append(
+            f" {roce:<13}",
+            style=("green" if iface.roce_state == "Up" else "red") if iface.roce_device else "dim",
+        )
         t.append(f" {' '.join(iface.ipv4) or '-'}\n")
     if not t.plain:
         t.append("no interfaces reported", style="dim")
@@ -93,9 +96,12 @@ def gpu_text(view: NodeView) -> Text:
         t.append(f" {label} {used:.1f}/{total:.1f} GiB {frac:.0%}")
     if len(view.memory_history) > 1:
         t.append("\nhistory ", style="dim")
-        t.append(sparkline(view.memory_history[-BAR - 12:]), style="cyan")
+        t.append(sparkline(view.memory_history[-BAR - 12 :]), style="cyan")
     for p in g.processes[:3]:
-        t.append(f"\n  pid {p.pid} {inert(p.name)[:28]} {p.used_mib if p.used_mib is not None else '?'} MiB", style="dim")
+        t.append(
+            f"\n  pid {p.pid} {inert(p.name)[:28]} {p.used_mib if p.used_mib is not None else '?'} MiB",
+            style="dim",
+        )
     return t
 
 
@@ -112,7 +118,9 @@ def containers_text(view: NodeView) -> Text:
         drift = view.drifted.get(c.name)
         t.append("DRIFT " if drift else "", style="bold reverse red")
         t.append(f"{inert(c.name)} ", style="bold")
-        state_style = "green" if c.state == "running" else "yellow" if c.state in ("created", "restarting") else "red"
+        state_style = (
+            "green" if c.state == "running" else "yellow" if c.state in ("created", "restarting") else "red"
+        )
         t.append(c.state, style=state_style)
         if c.health:
             t.append(f" ({c.health})")
@@ -161,10 +169,12 @@ def _uptime(started_at: str) -> str:
         start = dt.datetime.fromisoformat(started_at[:26].rstrip("Z") + "+00:00")
     except ValueError:
         return ""
-    secs = int((dt.datetime.now(dt.timezone.utc) - start).total_seconds())
+    secs = int((dt.datetime.now(dt.UTC) - start).total_seconds())
     if secs < 0:
         return ""
-    return f"up {secs // 3600}h{secs % 3600 // 60:02d}m" if secs >= 3600 else f"up {secs // 60}m{secs % 60:02d}s"
+    return (
+        f"up {secs // 3600}h{secs % 3600 // 60:02d}m" if secs >= 3600 else f"up {secs // 60}m{secs % 60:02d}s"
+    )
 
 
 class NodePane(Vertical, can_focus=True):
@@ -176,7 +186,9 @@ class NodePane(Vertical, can_focus=True):
         self.border_title = f"{node} ({role})"
         # Held, not queried: a first refresh can arrive before these are mounted, and a Static
         # takes new content either way.
-        self._header = Static(Text(f"{node}: waiting for the first refresh", style="dim"), classes="pane-header")
+        self._header = Static(
+            Text(f"{node}: waiting for the first refresh", style="dim"), classes="pane-header"
+        )
         self._net = Static(classes="pane-net")
         self._gpu = Static(classes="pane-gpu")
         self._containers = Static(classes="pane-containers")
