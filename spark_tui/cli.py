@@ -6,7 +6,6 @@ Kept import-light: `--help` and `--version` must not pull in Textual, asyncssh o
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from spark_tui import __version__
@@ -133,72 +132,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--watch", action="store_true", help="repeat every refresh_interval seconds")
     return parser
-
-
-def settings_from_args(args: argparse.Namespace) -> dict[str, tuple[object, str]]:
-    """Parse flag values with the registry's kinds; errors name the flag."""
-    out: dict[str, tuple[object, str]] = {}
-    for s in CLUSTER_SETTINGS:
-        given = getattr(args, s.dest, None)
-        if not given:
-            continue
-        flag = given[-1][1]
-        try:
-            if isinstance(s.kind, kinds.EnvMap):
-                value: dict[str, str] = {}
-                for item, flag in given:  # noqa: B007 - the except below names the flag that failed
-                    pair = _one_pair(s.kind, item)
-                    if set(pair) & set(value) and pair != {k: value[k] for k in pair}:
-                        raise ValueError(f"{next(iter(pair))} given twice with different values")
-                    value.update(pair)
-                flag = s.flag
-            elif len({repr(v) for v, _ in given}) > 1:
-                shown = ", ".join("***" if s.secret else str(v) for v, _ in given)
-                raise ValueError(f"given {len(given)} times with different values ({shown}); give it once")
-            else:
-                value = given[-1][0] if isinstance(s.kind, kinds.Bool) else s.kind.from_text(given[-1][0])
-        except ValueError as exc:
-            raise ConfigError(flag, str(exc)) from None
-        out[s.key] = (value, flag)
-    return out
-
-
-def _one_pair(kind: kinds.EnvMap, item: str) -> dict:
-    # Each `-e K=V` is one variable; its value may contain commas (NCCL_IB_HCA=a,b).
-    key, sep, val = item.partition("=")
-    if not sep:
-        raise ValueError(f"expected NAME=VALUE, got {item!r}")
-    return kind.from_yaml({key: val})
-
-
-def load_config(args: argparse.Namespace, environ=None, interactive=None, detected=None):
-    from spark_tui.settings.resolve import Inputs, resolve
-
-    environ = os.environ if environ is None else environ
-    flags = settings_from_args(args)
-    cluster_file, _ = flags.pop("cluster", (None, ""))
-    inputs = Inputs(
-        cluster_file=str(cluster_file) if cluster_file is not None else None,
-        cluster_file_source="--cluster",
-        environ=dict(environ),
-        flags=flags,
-        interactive=interactive or {},
-        detected=detected or {},
-    )
-    config = resolve(inputs)
-    _validate_cockpit_settings(config, environ)
-    return config
-
-
-def _validate_cockpit_settings(config, environ) -> None:
-    """Settings only the cockpit uses are checked by every command, where they are resolved:
-    `spark-tui config --keys nosuch=x` is bad input, not a value that fails later."""
-    from spark_tui.keys import validate_keymap
-    from spark_tui.settings.themefiles import check_theme
-
-    keys = config.values["keys"]
-    validate_keymap(dict(keys.value), lambda k: keys.item_sources.get(k, "keys"))
-    check_theme(config["theme"], str(config.values["theme"].source), environ)
 
 
 def main(argv: list[str] | None = None) -> int:

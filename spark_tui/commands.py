@@ -7,7 +7,7 @@ import os
 import sys
 
 from spark_tui import paths
-from spark_tui.cli import load_config
+from spark_tui.settings.flags import load_config
 
 
 def _print_json(data) -> None:

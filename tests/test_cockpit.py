@@ -242,7 +242,7 @@ def test_unreachable_node_does_not_stall_the_other_pane(cluster, tmp_path):
 
 
 def test_help_lists_every_binding_and_keys_remap(cluster, tmp_path):
-    from spark_tui.keys import KEYS
+    from spark_tui.settings.keys import KEYS
 
     (tmp_path / "home" / ".config" / "spark-tui").mkdir(parents=True)
     (tmp_path / "home" / ".config" / "spark-tui" / "config.yaml").write_text("keys:\n  wizard: f5\n")
@@ -309,6 +309,32 @@ def test_cockpit_opened_after_headless_up_shows_no_false_drift(cluster, tmp_path
             )
             await pilot.pause(0.6)  # a second refresh of each node, with the detected values in place
             assert all(app.views[n].drifted == {} for n in names), {n: app.views[n].drifted for n in names}
+            await pilot.press("q")
+
+    asyncio.run(flow())
+
+
+def test_after_a_key_remap_no_screen_shows_the_old_key(cluster, tmp_path):
+    """Hints come from the key registry: remapped keys are the ones shown, the old ones nowhere."""
+    argv = ("--keys", "wizard.next=ctrl+j", "--keys", "wizard.edit=ctrl+e", "--keys", "confirm.no=x")
+    app = make_app(cluster, tmp_path, argv=argv)
+    names = [n.name for n in cluster.nodes[:2]]
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: all(n in app.views for n in names), "both panes")
+            await pilot.press("w")
+            steps = text_of(app.screen, "#steps")
+            assert "ctrl+j: next" in steps and "n: next" not in steps, steps
+            app.screen._enter("review")
+            steps = text_of(app.screen, "#steps")
+            assert "ctrl+e: edit" in steps and " e: edit" not in steps and "ctrl+l: launch" in steps, steps
+            await pilot.press("escape")
+            await pilot.press("ctrl+d")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmTeardown), "the confirmation")
+            text = text_of(app.screen, "#confirm-text")
+            assert "[x] cancel" in text and "[y] stop and remove" in text and "n / esc" not in text, text
+            await pilot.press("x")
             await pilot.press("q")
 
     asyncio.run(flow())

@@ -7,7 +7,7 @@ import pytest
 
 from spark_tui.core.logs import LogCursor, since_seconds, split_timestamp
 from spark_tui.errors import ConfigError
-from spark_tui.keys import BY_ID, KEYS, validate_keymap
+from spark_tui.settings.keys import BY_ID, KEYS, validate_keymap
 from spark_tui.ui.screens.wizard import short_paths
 from spark_tui.ui.widgets.log_view import LogBuffer
 from spark_tui.ui.widgets.node_pane import sparkline

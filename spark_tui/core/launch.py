@@ -18,6 +18,7 @@ from collections.abc import Callable
 import docker
 import requests
 
+from spark_tui.core import engines
 from spark_tui.core import plan as planmod
 from spark_tui.core.connection import NodeError
 from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
@@ -38,13 +39,6 @@ class LaunchError(Exception):
         super().__init__(cause)
         self.cause = cause
         self.log_lines = log_lines or []
-
-
-def own_containers(client: docker.DockerClient, cluster: str, name: str) -> list[dict]:
-    """List summaries of the cluster's containers named exactly `name` (by label, then name;
-    a summary carries name, state and image, so none needs an inspect)."""
-    found = client.api.containers(all=True, filters={"label": f"{planmod.LABEL_PREFIX}cluster={cluster}"})
-    return [c for c in found if f"/{name}" in (c.get("Names") or [])]
 
 
 def _exact(client: docker.DockerClient, name: str):
@@ -381,7 +375,7 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
     async def one(node: str) -> bool:
         try:
             client = await nodes.engine(node)
-            mine = await asyncio.to_thread(own_containers, client, cluster, name)
+            mine = await asyncio.to_thread(engines.own_containers, client, cluster, name)
             for c in mine:
                 await asyncio.to_thread(client.api.remove_container, c["Id"], force=True)
                 emit(Removed(node, name, c.get("Image", "")))

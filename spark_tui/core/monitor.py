@@ -18,7 +18,6 @@ import requests
 
 from spark_tui.core import engines
 from spark_tui.core.connection import NodeError
-from spark_tui.core.launch import own_containers
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import LABEL_PREFIX, ContainerSpec, build
@@ -218,5 +217,5 @@ def _list_images(url: str) -> list[tuple[str, dict]]:
 
 
 def _own_containers(url: str, cluster: str, name: str) -> list[str]:
-    found = engines.with_engine(url, lambda c: own_containers(c, cluster, name))
+    found = engines.with_engine(url, lambda c: engines.own_containers(c, cluster, name))
     return [f"{name} ({c.get('State', '?')}, image {c.get('Image', '?')})" for c in found]

@@ -11,9 +11,9 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
-from spark_tui.settings.resolve import SECRET_MASK, Config, NodeConfig
-
-LABEL_PREFIX = "spark-tui."
+from spark_tui.core.labels import LABEL_PREFIX  # also imported from here by its users
+from spark_tui.secret_names import SECRET_MASK
+from spark_tui.settings.resolve import Config, NodeConfig
 
 
 @dataclass

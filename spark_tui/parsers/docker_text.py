@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from spark_tui.settings.resolve import SECRET_NAME
+from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
 
 
 def parse_ps_table(text: str) -> list[dict[str, str]]:
@@ -44,4 +44,4 @@ def parse_env_fragment(text: str) -> dict[str, str]:
 
 
 def masked_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: "***" if SECRET_NAME.search(k) else v for k, v in env.items()}
+    return {k: SECRET_MASK if SECRET_NAME.search(k) else v for k, v in env.items()}

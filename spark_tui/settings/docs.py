@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from spark_tui import keys
+from spark_tui.settings import keys
 from spark_tui.settings.registry import SETTINGS, markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,6 @@ import dataclasses
 import difflib
 import ipaddress
 import os
-import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 
 from spark_tui import paths
 from spark_tui.errors import ConfigError
+from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
 from spark_tui.settings import kinds, yamlfile
 from spark_tui.settings.registry import (
     BY_ENV,
@@ -36,7 +36,6 @@ from spark_tui.settings.registry import (
 )
 
 LAYERS = ("default", "detected", "user", "cluster", "env", "flag", "interactive")
-SECRET_MASK = "***"
 
 
 @dataclass(frozen=True)
@@ -186,9 +185,6 @@ class Inputs:
     flags: dict[str, tuple[object, str]] = field(default_factory=dict)
     interactive: dict[str, object] = field(default_factory=dict)
     detected: dict[str, dict[str, tuple[object, str]]] = field(default_factory=dict)
-
-
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|CREDENTIAL", re.I)
 
 
 def mask(setting: Setting, value) -> str:

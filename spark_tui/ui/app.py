@@ -18,7 +18,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitCore
 from spark_tui.core.monitor import NodeView
-from spark_tui.keys import validate_keymap
+from spark_tui.settings.keys import validate_keymap
 from spark_tui.settings.resolve import Config
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for

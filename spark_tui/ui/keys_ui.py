@@ -1,10 +1,10 @@
-"""Textual Binding objects built from the key registry (spark_tui/keys.py)."""
+"""Textual Binding objects built from the key registry (spark_tui/settings/keys.py)."""
 
 from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
-from spark_tui.keys import for_screen
+from spark_tui.settings.keys import for_screen
 
 
 def bindings_for(where: str) -> list[BindingType]:

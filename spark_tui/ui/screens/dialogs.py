@@ -9,8 +9,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from spark_tui.keys import KEYS
 from spark_tui.parsers.text import inert
+from spark_tui.settings.keys import KEYS, hint
 from spark_tui.ui.keys_ui import bindings_for
 
 
@@ -36,7 +36,9 @@ class ConfirmTeardown(ModalScreen[bool]):
                 t.append(", ".join(inert(f) for f in found) + "\n")
             else:
                 t.append("nothing running\n", style="dim")
-        t.append("\n[y] stop and remove   [n / esc] cancel", style="bold")
+        keymap = getattr(self.app, "keymap", {})
+        yes, no = hint("confirm.yes", keymap, every=True), hint("confirm.no", keymap, every=True)
+        t.append(f"\n[{yes}] stop and remove   [{no}] cancel", style="bold")
         with Vertical(classes="dialog"):
             yield Static(t, id="confirm-text")
 

@@ -22,6 +22,7 @@ from spark_tui.core.logs import LogFollower, LogLines
 from spark_tui.errors import ConfigError
 from spark_tui.parsers.text import inert
 from spark_tui.settings import report
+from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.messages import CoreEvent, JobDone
 
@@ -115,9 +116,9 @@ class WizardScreen(Screen):
             t.append(f" {TITLES[s]} ", style="bold reverse" if s == step else "dim")
             t.append(" > " if s != STEPS[-1] else "")
         t.append(
-            "    n: next  esc: back"
-            + ("  e: edit" if step == "review" else "")
-            + ("  ctrl+l: launch" if step == "review" else ""),
+            f"    {self._key('wizard.next')}: next  {self._key('wizard.back')}: back"
+            + (f"  {self._key('wizard.edit')}: edit" if step == "review" else "")
+            + (f"  {self._key('wizard.launch')}: launch" if step == "review" else ""),
             style="dim",
         )
         self.query_one("#steps", Static).update(t)
@@ -436,6 +437,10 @@ class WizardScreen(Screen):
 
     # --- events from workers ----------------------------------------------------------
 
+    def _key(self, binding_id: str) -> str:
+        """The key shown in a hint, after the user's remapping (the key registry decides)."""
+        return hint(binding_id, getattr(self.app, "keymap", {}))
+
     def _redact(self, line: str) -> str:
         return self.app.redact(line)  # type: ignore[attr-defined]  # SparkApp masks secrets
 
@@ -462,7 +467,7 @@ class WizardScreen(Screen):
                 banner = self.query_one("#launch-banner", Static)
                 banner.update(
                     Text(
-                        f"{banner.render()}\nrollback finished: see the log below (esc: back)",
+                        f"{banner.render()}\nrollback finished: see the log below ({self._key('wizard.back')}: back)",
                         style="bold red",
                     )
                 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spark_tui.errors import ConfigError
+from spark_tui.settings.resolve import closest
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,6 @@ def validate_keymap(keymap: dict[str, str], source_of) -> dict[str, str]:
     """The `keys` setting: every id must exist; errors name where the bad id came from."""
     for binding_id, keys in keymap.items():
         if binding_id not in BY_ID:
-            from spark_tui.settings.resolve import closest
-
             hint = closest(binding_id, BY_ID)
             raise ConfigError(
                 str(source_of(binding_id)),
@@ -69,6 +68,22 @@ def validate_keymap(keymap: dict[str, str], source_of) -> dict[str, str]:
         if not keys.strip():
             raise ConfigError(str(source_of(binding_id)), f"keys: {binding_id} needs at least one key")
     return keymap
+
+
+# How a key is written in a hint (Textual names -> what is on the keycap).
+SHOWN = {"escape": "esc", "question_mark": "?", "slash": "/", "space": "space", "enter": "enter"}
+
+
+def effective_keys(binding_id: str, keymap: dict[str, str]) -> list[str]:
+    """The keys a binding answers to after the user's remapping."""
+    keys = keymap.get(binding_id) or BY_ID[binding_id].key
+    return [SHOWN.get(k.strip(), k.strip()) for k in keys.split(",") if k.strip()]
+
+
+def hint(binding_id: str, keymap: dict[str, str], every: bool = False) -> str:
+    """The key to show for a binding in a hint: the first one, or all of them joined by ' / '."""
+    keys = effective_keys(binding_id, keymap)
+    return " / ".join(keys) if every else keys[0]
 
 
 def markdown_table() -> str:
