@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 import time
 import urllib.request
@@ -31,7 +32,10 @@ from spark_tui.settings.resolve import Config
 
 Emit = Callable[[object], None]
 SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's log when it ends (Ray)
-ASK_WITHOUT_HINT = 5.0  # seconds between HTTP readiness probes before the log says the server started
+ASK_WITHOUT_HINT = 5.0
+EXIT_REASON = re.compile(
+    r": error: |Error\b|error:|not found|No such file|Killed|denied", re.I
+)  # seconds between HTTP readiness probes before the log says the server started
 
 
 class LaunchError(Exception):
@@ -168,6 +172,16 @@ class Launch:
             self.started.append((node, container.id))
             await asyncio.to_thread(container.start)
         except docker.errors.DockerException as exc:
+            if "executable file not found" in str(exc):
+                program = spec.entrypoint[0]
+                fix = (
+                    "; executor ray needs Ray in the image: use executor native or an image with Ray"
+                    if program == "ray"
+                    else ""
+                )
+                raise LaunchError(
+                    f"{node}: `{program}` is not in image {spec.image}{fix} (docker: {exc})"
+                ) from None
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
         except (requests.exceptions.RequestException, OSError) as exc:
             raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
@@ -184,15 +198,16 @@ class Launch:
             return []
         return raw.decode(errors="replace").splitlines()
 
-    async def _state(self, node: str) -> str:
+    async def _state(self, node: str) -> tuple[str, int | None]:
+        """The container's status and, once it exited, its exit code."""
         cid = next(c for n, c in self.started if n == node)
         try:
             c = await asyncio.to_thread(self.clients[node].containers.get, cid)
         except docker.errors.NotFound:
-            return "removed"
+            return "removed", None
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
-        return c.status
+        return c.status, (c.attrs.get("State") or {}).get("ExitCode")
 
     async def _until(self, what: str, timeout: float, check) -> None:
         deadline = time.monotonic() + timeout
@@ -204,9 +219,15 @@ class Launch:
             await asyncio.sleep(0.25)
 
     async def _alive_or_fail(self, node: str) -> None:
-        state = await self._state(node)
+        state, code = await self._state(node)
         if state not in ("running", "created"):
-            raise LaunchError(f"{node}: container exited ({state})", (await self._logs(node))[-20:])
+            lines = (await self._logs(node))[-20:]
+            # The line that says why, quoted as the program printed it (argparse, a Python error).
+            why = next(
+                (line for line in reversed(lines) if EXIT_REASON.search(line)), lines[-1] if lines else ""
+            )
+            how = f"exited with code {code}" if state == "exited" and code is not None else f"is {state}"
+            raise LaunchError(f"{node}: container {how}" + (f": {why.strip()[:200]}" if why else ""), lines)
 
     async def _ray(self) -> None:
         head = self.config.head.name
