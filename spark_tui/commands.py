@@ -203,34 +203,43 @@ def cmd_plan(args) -> int:
     return 1 if problems else 0
 
 
-def _event_printer(as_json: bool):
+def _event_printer(as_json: bool, redactor):
+    """Launch and teardown events as lines; what came from a node is masked and inert."""
     import dataclasses
 
     from spark_tui.core import events as ev
 
+    show = redactor.show
+
+    def masked(value):
+        if isinstance(value, str):
+            return redactor.mask(value)
+        return [masked(v) for v in value] if isinstance(value, list) else value
+
     def emit(event) -> None:
-        if as_json:
-            print(json.dumps({"event": type(event).__name__, **dataclasses.asdict(event)}), flush=True)
+        if as_json:  # JSON escapes controls itself; secrets are masked all the same
+            fields = {k: masked(v) for k, v in dataclasses.asdict(event).items()}
+            print(json.dumps({"event": type(event).__name__, **fields}), flush=True)
             return
         if isinstance(event, ev.Stage):
             frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
             print(
-                f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {event.detail}",
+                f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {show(event.detail)}",
                 flush=True,
             )
         elif isinstance(event, ev.Ready):
             print(f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}", flush=True)
         elif isinstance(event, ev.Failed):
-            print(f"FAILED: {event.cause}", flush=True)
+            print(f"FAILED: {show(event.cause)}", flush=True)
             for line in event.log_lines:
-                print(f"    | {line}")
+                print(f"    | {show(line)}")
         elif isinstance(event, ev.Removed):
             print(f"removed {event.container} ({event.image}) on {event.node}", flush=True)
         elif isinstance(event, ev.StillHolding):
-            print(f"STILL HOLDING {event.container} on {event.node}: {event.reason}", flush=True)
+            print(f"STILL HOLDING {event.container} on {event.node}: {show(event.reason)}", flush=True)
         elif isinstance(event, ev.DriftItem):
             print(
-                f"DRIFT {event.node} {event.what}: requested {event.requested}, actual {event.actual}",
+                f"DRIFT {event.node} {event.what}: requested {show(event.requested)}, actual {show(event.actual)}",
                 flush=True,
             )
 
@@ -244,7 +253,9 @@ def cmd_up(args) -> int:
     from spark_tui.core.nodes import Nodes
 
     config = load_config(args)
-    emit = _event_printer(args.json)
+    from spark_tui.core.redact import Redactor
+
+    emit = _event_printer(args.json, Redactor(lambda: config))  # follows config as detection updates it
     for w in config.warnings:
         print(f"warning: {w}", file=sys.stderr)
 
@@ -288,9 +299,11 @@ def cmd_down(args) -> int:
             print("nothing done")
             return 1
 
+    from spark_tui.core.redact import Redactor
+
     async def main() -> bool:
         async with Nodes(config) as nodes:
-            return await teardown(config, nodes, _event_printer(args.json))
+            return await teardown(config, nodes, _event_printer(args.json, Redactor(lambda: config)))
 
     return 0 if asyncio.run(main()) else 1
 

@@ -1,6 +1,7 @@
 """Launch, readiness, rollback, teardown and drift on the namespace test cluster."""
 
 import asyncio
+import shlex
 import time
 from pathlib import Path
 
@@ -415,3 +416,34 @@ def test_plan_is_what_up_creates(cluster, tmp_path, run_cli, executor):
         assert spec["entrypoint_note"] == 'replaces the image\'s ENTRYPOINT ["vllm", "serve"]'
     code, out, _ = run_cli("status", "--cluster", path, *flags)
     assert "DRIFT" not in out  # right after a clean launch: nothing differs
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_up_failure_report_is_masked_and_inert(cluster, tmp_path, run_cli, as_json):
+    """vLLM's argparse error quotes the arguments it refused: the token and an escape sequence in
+    them reach `up`'s failure report masked and inert, as in the wizard."""
+    import json
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    token = "hf_TopSecretToken123"
+    hostile = f"--bogus={token}\x1b]0;owned\x07\x1b[31m"
+    args = [
+        "up",
+        "--cluster",
+        path,
+        *tc.SANDBOX_FLAGS,
+        "--executor",
+        "native",
+        "--hf-token",
+        token,
+        "--vllm-args",
+        shlex.quote(hostile),
+    ] + (["--json"] if as_json else [])
+    code, out, err = run_cli(*args)
+    assert code == 1 and token not in out + err
+    if as_json:
+        failed = next(json.loads(line) for line in out.splitlines() if '"event": "Failed"' in line)
+        assert "--bogus=***" in failed["cause"]
+    else:
+        assert "\x1b" not in out and "\x07" not in out
+        assert "unrecognized arguments: --bogus=***" in out

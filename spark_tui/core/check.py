@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import docker
-import requests
 
-from spark_tui.core.connection import NodeError
+from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
@@ -149,7 +148,7 @@ async def _image_and_container(
             img = await asyncio.to_thread(client.images.get, image)
         except docker.errors.ImageNotFound:
             img = None
-    except (docker.errors.DockerException, requests.exceptions.RequestException, NodeError) as exc:
+    except ENGINE_ERRORS as exc:
         add("image.present", name, "fail", f"docker API failed: {exc}")
         return None
     layers = None

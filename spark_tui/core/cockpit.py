@@ -16,6 +16,7 @@ from spark_tui.core.logs import LogFollower
 from spark_tui.core.monitor import ImageRow, Monitor, NodeView
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import detected_values
+from spark_tui.core.redact import Redactor
 from spark_tui.settings.resolve import Config
 
 # Re-resolve the configuration with interactive edits and detected values: the CLI's
@@ -47,6 +48,7 @@ class CockpitCore:
         self.nodes = Nodes(config)
         self.monitor = Monitor(config, self.nodes)
         self._retired: list = []  # transports replaced by an edit, closed on the next async call
+        self.redact = Redactor(lambda: self.config)  # every line from a node passes it before display
 
     def _use(self, config: Config) -> None:
         old = self.config

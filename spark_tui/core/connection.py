@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import asyncssh
 
 from spark_tui.core import engines
+from spark_tui.core.errors import HostKeyError, NodeError
 from spark_tui.settings.resolve import NodeConfig
 
 PREFERRED_CIPHERS = [
@@ -30,14 +31,6 @@ PREFERRED_CIPHERS = [
     "aes256-ctr",
     "chacha20-poly1305@openssh.com",
 ]
-
-
-class NodeError(Exception):
-    """A node-level failure with a message fit for the operator (names the node)."""
-
-
-class HostKeyError(NodeError):
-    pass
 
 
 @dataclass
@@ -115,7 +108,7 @@ class SshTransport:
     def live(self) -> asyncssh.SSHClientConnection:
         """The open connection (call after connect())."""
         if self.conn is None:
-            raise NodeError(f"{self.node.name}: not connected")
+            raise NodeError(self.node.name, "not connected")
         return self.conn
 
     @property
@@ -128,19 +121,19 @@ class SshTransport:
                 return
             if time.monotonic() < self.next_retry:
                 raise NodeError(
-                    f"{self.node.name}: {self.last_error} (retry in {self.next_retry - time.monotonic():.0f} s)"
+                    self.node.name, f"{self.last_error} (retry in {self.next_retry - time.monotonic():.0f} s)"
                 )
             try:
                 self.conn = await self._open()
                 self.failures = 0
                 self.last_error = None
             except NodeError as exc:
-                self._backoff(str(exc).split(": ", 1)[-1])
+                self._backoff(exc.reason)
                 raise
             except (TimeoutError, OSError, asyncssh.Error) as exc:
                 reason = _reason(exc)
                 self._backoff(reason)
-                raise NodeError(f"{self.node.name}: cannot connect to {self.host}: {reason}") from None
+                raise NodeError(self.node.name, f"cannot connect to {self.host}: {reason}") from None
 
     def _backoff(self, reason: str) -> None:
         self.failures += 1
@@ -174,8 +167,9 @@ class SshTransport:
             return await self._host_key_problem()
         except ValueError as exc:  # asyncssh parses known_hosts (and keys) while connecting
             raise HostKeyError(
-                f"{self.node.name}: cannot use known_hosts {self._options()['known_hosts']} "
-                f"or the key: {exc}; refusing to connect"
+                self.node.name,
+                f"cannot use known_hosts {self._options()['known_hosts']} "
+                f"or the key: {exc}; refusing to connect",
             ) from None
 
     async def _host_key_problem(self) -> asyncssh.SSHClientConnection:
@@ -191,19 +185,21 @@ class SshTransport:
             asyncssh.get_server_host_key(self.host, options=resolved), n["connect_timeout"]
         )
         if key is None:
-            raise HostKeyError(f"{n.name}: {self.host} offered no host key; refusing to connect")
+            raise HostKeyError(n.name, f"{self.host} offered no host key; refusing to connect")
         fingerprint = key.get_fingerprint("sha256")
         entry = host if port == 22 else f"[{host}]:{port}"
-        known = await _known_keys(path, host, port)
+        known = await _known_keys(n.name, path, host, port)
         if known:
             raise HostKeyError(
-                f"{n.name}: host key for {entry} CHANGED (server offers {fingerprint}); refusing to connect. "
-                f"If the change is expected, remove the old entry: ssh-keygen -R {entry} -f {path}"
+                n.name,
+                f"host key for {entry} CHANGED (server offers {fingerprint}); refusing to connect. "
+                f"If the change is expected, remove the old entry: ssh-keygen -R {entry} -f {path}",
             )
         if n["host_key_policy"] != "accept-new":
             raise HostKeyError(
-                f"{n.name}: host key for {entry} is not in {path} (server offers {fingerprint}); refusing to connect. "
-                f"To accept it: ssh-keyscan -p {port} {host} >> {path}, or set host_key_policy: accept-new"
+                n.name,
+                f"host key for {entry} is not in {path} (server offers {fingerprint}); refusing to connect. "
+                f"To accept it: ssh-keyscan -p {port} {host} >> {path}, or set host_key_policy: accept-new",
             )
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "a") as fh:
@@ -219,7 +215,7 @@ class SshTransport:
                 self.rtt_ms = (time.monotonic() - start) * 1000
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()
-                raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
+                raise NodeError(self.node.name, f"connection lost: {_reason(exc)}") from None
         return Result(
             _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
         )
@@ -253,7 +249,7 @@ class SshTransport:
                     # A session that died with its connection: reconnect once, then report.
                     await self._drop()
                     if attempt == 2:
-                        raise NodeError(f"{self.node.name}: connection lost: {_reason(exc)}") from None
+                        raise NodeError(self.node.name, f"connection lost: {_reason(exc)}") from None
                 except (TimeoutError, asyncio.CancelledError):
                     # Its output is out of step now (the script may still be printing): close it
                     # and start a fresh one next time.
@@ -286,7 +282,7 @@ class SshTransport:
                 )
             except (OSError, asyncssh.Error) as exc:
                 raise NodeError(
-                    f"{self.node.name}: docker tunnel to {self.node['docker_socket']} failed: {_reason(exc)}"
+                    self.node.name, f"docker tunnel to {self.node['docker_socket']} failed: {_reason(exc)}"
                 ) from None
         return f"unix://{self._docker_sock}"
 
@@ -306,7 +302,7 @@ class SshTransport:
         await self._drop()
 
 
-async def _known_keys(path: str, host: str, port: int) -> list:
+async def _known_keys(node: str, path: str, host: str, port: int) -> list:
     """Every key known_hosts holds for this host, by asyncssh's own matching (hashed entries,
     `[host]:port`, patterns, @cert-authority and @revoked markers, the host's address too), so a
     changed key is told from an unknown one whatever the file's format."""
@@ -316,7 +312,7 @@ async def _known_keys(path: str, host: str, port: int) -> list:
         known = asyncssh.read_known_hosts(path)
     except (OSError, ValueError, asyncssh.Error) as exc:
         # Never read a file we cannot parse as "no entry": accept-new would then add a key.
-        raise HostKeyError(f"known_hosts {path} cannot be read: {_reason(exc)}") from None
+        raise HostKeyError(node, f"known_hosts {path} cannot be read: {_reason(exc)}") from None
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
         addrs = sorted({str(info[4][0]) for info in infos})

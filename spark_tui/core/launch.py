@@ -21,7 +21,7 @@ import requests
 
 from spark_tui.core import engines
 from spark_tui.core import plan as planmod
-from spark_tui.core.connection import NodeError
+from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
@@ -119,7 +119,7 @@ class Launch:
             self.emit(Failed(exc.cause, exc.log_lines))
         except NodeError as exc:
             self.emit(Failed(str(exc)))
-        except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+        except ENGINE_ERRORS as exc:
             self.emit(Failed(f"docker API failed during launch: {exc}"))
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.emit(Failed("interrupted"))
@@ -205,7 +205,7 @@ class Launch:
             c = await asyncio.to_thread(self.clients[node].containers.get, cid)
         except docker.errors.NotFound:
             return "removed", None
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        except ENGINE_ERRORS as exc:
             raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
         return c.status, (c.attrs.get("State") or {}).get("ExitCode")
 
@@ -377,12 +377,7 @@ class Launch:
                 self.emit(Removed(node, c.name, image))
             except docker.errors.NotFound:
                 pass
-            except (
-                docker.errors.DockerException,
-                requests.exceptions.RequestException,
-                NodeError,
-                OSError,
-            ) as exc:
+            except ENGINE_ERRORS as exc:
                 self.emit(StillHolding(node, cid[:12], f"could not remove: {exc}"))
 
         await asyncio.gather(*(remove(n, c) for n, c in self.started))
@@ -402,13 +397,8 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
                 emit(Removed(node, name, c.get("Image", "")))
             emit(Stage(node, "teardown", "done", f"removed {len(mine)}" if mine else "nothing was running"))
             return True
-        except (
-            NodeError,
-            docker.errors.DockerException,
-            requests.exceptions.RequestException,
-            OSError,
-        ) as exc:
-            emit(StillHolding(node, name, f"unreachable: {str(exc).split(': ', 1)[-1][:160]}"))
+        except ENGINE_ERRORS as exc:
+            emit(StillHolding(node, name, f"unreachable: {why(exc)[:160]}"))
             return False
 
     results = await asyncio.gather(*(one(n.name) for n in config.nodes))

@@ -58,9 +58,8 @@ async def image_entrypoints(config: Config, nodes: Nodes) -> dict[str, str]:
     import json
 
     import docker
-    import requests
 
-    from spark_tui.core.connection import NodeError
+    from spark_tui.core.errors import ENGINE_ERRORS
 
     async def one(name: str) -> tuple[str, str]:
         try:
@@ -68,7 +67,7 @@ async def image_entrypoints(config: Config, nodes: Nodes) -> dict[str, str]:
             image = await asyncio.to_thread(client.images.get, config["image"])
         except docker.errors.ImageNotFound:
             return name, f"image {config['image']} is not on {name}"
-        except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+        except ENGINE_ERRORS:
             return name, "the image could not be inspected"
         entrypoint = (image.attrs.get("Config") or {}).get("Entrypoint")
         if not entrypoint:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import docker
 import requests
 
-from spark_tui.core.connection import NodeError
 from spark_tui.core.engines import new_client
+from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.nodes import Nodes
 
 
@@ -141,13 +141,8 @@ class LogFollower:
                     self._state("ended", "the container stopped")
                     return
                 reason = "stream closed"
-            except (
-                NodeError,
-                docker.errors.DockerException,
-                requests.exceptions.RequestException,
-                OSError,
-            ) as exc:
-                reason = str(exc).split(": ", 1)[-1][:160]
+            except ENGINE_ERRORS as exc:
+                reason = why(exc)[:160]
                 if isinstance(exc, docker.errors.NotFound):
                     self._state("ended", f"no container {self.container} on {self.node}")
                     return
@@ -216,7 +211,7 @@ class LogFollower:
         # The stream ended cleanly: either the container stopped or the connection closed it.
         try:
             await asyncio.to_thread(container.reload)
-        except (docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+        except ENGINE_ERRORS:
             return False
         return container.status not in ("running", "restarting", "created")
 

@@ -13,11 +13,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-import docker
-import requests
-
 from spark_tui.core import engines
-from spark_tui.core.connection import NodeError
+from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import LABEL_PREFIX, ContainerSpec, build
@@ -125,7 +122,7 @@ class Monitor:
         try:
             url = await self.nodes.transports[name].docker_url()
             raw = await asyncio.to_thread(_read_logs, url, container.name, state.cursor.read_args(5000))
-        except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+        except ENGINE_ERRORS:
             return
         now = time.monotonic()
         for text in state.cursor.fresh(raw.splitlines()):
@@ -167,7 +164,7 @@ class Monitor:
             try:
                 url = await self.nodes.transports[name].docker_url()
                 return name, await asyncio.to_thread(_list_images, url)
-            except (NodeError, docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+            except ENGINE_ERRORS:
                 return name, []
 
         rows: dict[str, ImageRow] = {}
@@ -194,13 +191,8 @@ class Monitor:
                 url = await self.nodes.transports[node].docker_url()
                 found = await asyncio.to_thread(_own_containers, url, cluster, name)
                 return node, found
-            except (
-                NodeError,
-                docker.errors.DockerException,
-                requests.exceptions.RequestException,
-                OSError,
-            ) as exc:
-                return node, f"unreachable: {str(exc).split(': ', 1)[-1][:120]}"
+            except ENGINE_ERRORS as exc:
+                return node, f"unreachable: {why(exc)[:120]}"
 
         return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
 

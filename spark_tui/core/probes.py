@@ -11,10 +11,9 @@ import time
 from dataclasses import dataclass, field
 
 import docker
-import requests
 
 from spark_tui.core import engines
-from spark_tui.core.connection import NodeError
+from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.parsers import gpu, netif
 
 GPU_FIELDS = [
@@ -214,7 +213,7 @@ async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") ->
     try:
         output = await transport.run_script(PROBE_SCRIPT, timeout=node_cfg["connect_timeout"] + 20)
     except NodeError as exc:
-        snap.error = str(exc).split(": ", 1)[-1]
+        snap.error = why(exc)
         return snap
     except TimeoutError:
         snap.error = "probe timed out"
@@ -234,8 +233,8 @@ async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") ->
         )
         snap.containers = containers
     except NodeError as exc:
-        snap.docker_error = str(exc).split(": ", 1)[-1]
-    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+        snap.docker_error = why(exc)
+    except ENGINE_ERRORS as exc:
         snap.docker_error = f"docker engine at {node_cfg['docker_socket']} unreachable: {_short(exc)}"
     return snap
 

@@ -19,7 +19,6 @@ from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitCore
 from spark_tui.core.monitor import NodeView
 from spark_tui.settings.keys import validate_keymap
-from spark_tui.settings.resolve import Config
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.messages import CoreEvent, JobDone, NodeRefreshed
@@ -74,8 +73,6 @@ class SparkApp(App):
         self.live_refresh = live_refresh
         self.views: dict[str, NodeView] = {}
         self._wake = asyncio.Event()
-        self._secrets: list[str] = []
-        self._secrets_for: Config | None = None  # the config _secrets were taken from
         config = core.config
         self.readonly = bool(config["readonly"])
         self.spark_themes = themes.load_all()
@@ -168,22 +165,8 @@ class SparkApp(App):
         ]
 
     def redact(self, line: str) -> str:
-        """Secrets never reach the screen or a saved log: the HF token and secret-named env values."""
-        for secret in self.secrets():
-            if secret in line:
-                line = line.replace(secret, "***")
-        return line
-
-    def secrets(self) -> list[str]:
-        """Computed once per configuration: redact runs on every log line."""
-        config = self.core.config
-        if self._secrets_for is not config:
-            out = [config["hf_token"]] if config["hf_token"] else []
-            for node in config.nodes:
-                out += [v.value for v in node.container_env if v.secret and v.value]
-            self._secrets = sorted({s for s in out if len(s) >= 4}, key=len, reverse=True)
-            self._secrets_for = config
-        return self._secrets
+        """Secrets never reach the screen or a saved log (the core's rule: core/redact.py)."""
+        return self.core.redact.mask(line)
 
     @work(exclusive=True, group="teardown")
     async def action_teardown(self) -> None:
