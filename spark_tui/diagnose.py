@@ -46,7 +46,7 @@ def analyse(text: str, kind: str | None = None) -> dict:
         return {
             "kind": kind,
             "summary": data,
-            "verdicts": [{"level": lvl, "text": t} for lvl, t in s.verdicts()],
+            "verdicts": [dataclasses.asdict(v) for v in s.verdicts()],
         }
     if kind == "gpu":
         table = gpu.parse_table(text)

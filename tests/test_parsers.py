@@ -9,6 +9,7 @@ from conftest import DATA
 from spark_tui import diagnose
 from spark_tui.parsers import docker_text, gpu, nccl, netif, vllm
 from spark_tui.parsers.text import inert, strip_ansi
+from spark_tui.parsers.verdict import Verdict
 
 
 def read(rel: str) -> str:
@@ -203,7 +204,7 @@ def test_nccl_blank_line_before_warn_and_ansi_residue():
 def test_ray_start_lines_tab_separated():
     s = vllm.parse_text(read("docker/ray-start-head-tab-separated-docker-logs.txt"))
     assert s.ray_started and s.ray_node_ips == ["172.18.0.2"]
-    assert ("ok", "Ray runtime started") in s.verdicts()
+    assert Verdict("ok", "ray_started", "Ray runtime started") in s.verdicts()
 
 
 @pytest.mark.parametrize(
@@ -267,7 +268,7 @@ def test_readiness_legacy_and_apiserver_forms():
 def test_oom_forms(name, needle):
     s = vllm.parse_text(read(f"docker/{name}"))
     assert len(s.oom) == 1 and needle in s.oom[0]
-    assert s.verdicts()[0][0] == "error"
+    assert s.verdicts()[0].level == "error" and s.verdicts()[0].code == "oom"
 
 
 def test_docker_ps_table_with_padded_empty_cell():

@@ -17,10 +17,12 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import asyncssh
 
 from spark_tui.core import engines
+from spark_tui.core.backoff import reconnect_delay
 from spark_tui.core.errors import HostKeyError, NodeError
 from spark_tui.settings.resolve import NodeConfig
 
@@ -40,8 +42,32 @@ class Result:
     exit_status: int
 
 
-def quote(argv: list[str]) -> str:
-    return " ".join(shlex.quote(str(a)) for a in argv)
+class Transport(Protocol):
+    """How spark-tui reaches a node: commands, probe scripts and its Docker engine's socket."""
+
+    kind: str  # local | ssh
+    node: NodeConfig
+    rtt_ms: float | None
+    next_retry: float  # monotonic time before which no reconnect is tried (0: any time)
+
+    @property
+    def connected(self) -> bool: ...
+
+    async def connect(self) -> None: ...
+
+    async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result: ...
+
+    async def run_script(
+        self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30
+    ) -> str: ...
+
+    async def docker_url(self) -> str: ...
+
+    async def http_base(self, host: str, port: int) -> tuple[str, asyncssh.SSHListener | None]:
+        """A URL reaching host:port as the node sees it, and the forward to close afterwards."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 class LocalTransport:
@@ -51,8 +77,12 @@ class LocalTransport:
 
     def __init__(self, node: NodeConfig):
         self.node = node
-        self.connected = True
         self.rtt_ms: float | None = 0.0
+        self.next_retry = 0.0  # never waits: nothing to reconnect
+
+    @property
+    def connected(self) -> bool:
+        return True
 
     async def connect(self) -> None:
         return None
@@ -75,6 +105,9 @@ class LocalTransport:
 
     async def docker_url(self) -> str:
         return f"unix://{self.node['docker_socket']}"
+
+    async def http_base(self, host: str, port: int) -> tuple[str, asyncssh.SSHListener | None]:
+        return f"http://{host}:{port}", None
 
     async def close(self) -> None:
         return None
@@ -138,7 +171,7 @@ class SshTransport:
     def _backoff(self, reason: str) -> None:
         self.failures += 1
         self.last_error = reason
-        self.next_retry = time.monotonic() + min(30.0, 0.5 * 2 ** (self.failures - 1))
+        self.next_retry = time.monotonic() + reconnect_delay(self.failures)
 
     def _options(self, **extra) -> dict:
         n = self.node
@@ -211,7 +244,9 @@ class SshTransport:
         async with self._sessions:
             try:
                 start = time.monotonic()
-                proc = await asyncio.wait_for(self.live().run(quote(argv), input=stdin, check=False), timeout)
+                proc = await asyncio.wait_for(
+                    self.live().run(shlex.join(argv), input=stdin, check=False), timeout
+                )
                 self.rtt_ms = (time.monotonic() - start) * 1000
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()
@@ -241,7 +276,7 @@ class SshTransport:
                         self._marker = f"__spark_tui_end_{secrets.token_hex(8)}__"
                         self._functions = {}
                     marker = self._marker
-                    call = self._call(script) + (" " + quote(list(args)) if args else "")
+                    call = self._call(script) + (" " + shlex.join(args) if args else "")
                     shell.stdin.write(f"{call} </dev/null 2>/dev/null\necho; echo {marker}\n")
                     out = await asyncio.wait_for(shell.stdout.readuntil(marker + "\n"), timeout)
                     break
@@ -269,6 +304,15 @@ class SshTransport:
             return name
         name = self._functions[script] = f"_spark_tui_{len(self._functions)}"
         return f"{name}() {{\n{script}\n}}\n{name}"
+
+    async def http_base(self, host: str, port: int) -> tuple[str, asyncssh.SSHListener | None]:
+        """host:port as the node sees it, through a local port forwarded over this connection."""
+        await self.connect()
+        try:
+            listener = await self.live().forward_local_port("127.0.0.1", 0, host, port)
+        except (OSError, asyncssh.Error) as exc:
+            raise NodeError(self.node.name, f"port forward to {host}:{port} failed: {_reason(exc)}") from None
+        return f"http://127.0.0.1:{listener.get_port()}", listener
 
     async def docker_url(self) -> str:
         """A local UNIX socket forwarded over this SSH connection to the node's docker socket."""
@@ -342,5 +386,5 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def transport_for(node: NodeConfig):
+def transport_for(node: NodeConfig) -> Transport:
     return LocalTransport(node) if node.local else SshTransport(node)

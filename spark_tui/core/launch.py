@@ -342,12 +342,7 @@ class Launch:
         """GET /health and /v1/models on the head, through its SSH connection (the head connects to itself)."""
         transport = self.nodes.transports[head.name]
         target = head["data_ip"] or "127.0.0.1"
-        if transport.kind == "ssh":
-            await transport.connect()
-            listener = await transport.live().forward_local_port("127.0.0.1", 0, target, port)
-            base = f"http://127.0.0.1:{listener.get_port()}"
-        else:
-            listener, base = None, f"http://{target}:{port}"
+        base, listener = await transport.http_base(target, port)
         try:
 
             def get(path):

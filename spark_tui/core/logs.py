@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import docker
 import requests
 
+from spark_tui.core.backoff import reconnect_delay
 from spark_tui.core.engines import new_client
 from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.nodes import Nodes
@@ -131,12 +132,12 @@ class LogFollower:
                 pass
 
     async def run(self) -> None:
-        delay = 0.5
+        failures = 0
         while not self._stopping:
             self._state("connecting")
             try:
                 ended = await self._follow_once()
-                delay = 0.5
+                failures = 0
                 if ended:
                     self._state("ended", "the container stopped")
                     return
@@ -149,11 +150,12 @@ class LogFollower:
             self._close_client()
             if self._stopping:
                 return
+            failures += 1
+            # The stream's own backoff, or the connection's when that is waiting longer.
             transport = self.nodes.transports[self.node]
-            wait = max(delay, getattr(transport, "next_retry", 0.0) - asyncio.get_running_loop().time())
+            wait = max(reconnect_delay(failures), transport.next_retry - time.monotonic())
             self._state("disconnected", reason, retry_in=wait)
             await asyncio.sleep(wait)
-            delay = min(delay * 2, 10.0)
 
     async def _follow_once(self) -> bool:
         """One streaming session. True when the container ended, False when the stream broke."""

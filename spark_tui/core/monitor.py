@@ -94,7 +94,7 @@ class Monitor:
         snap = await snapshot(transport, node)
         view = NodeView(name, node["host"], "head" if node.is_head else "worker", snap)
         if not snap.reachable:
-            retry = getattr(transport, "next_retry", 0.0) - time.monotonic()
+            retry = transport.next_retry - time.monotonic()
             view.retry_in = max(0.0, retry)
             view.memory_history = list(self._history[name])
             return view

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from spark_tui.parsers.text import strip_ansi
+from spark_tui.parsers.verdict import Verdict
 
 HEADER = re.compile(
     r"(?P<host>[^\s:\]\[(]+):(?P<pid>\d+|X+)(?::(?P<tid>\d+))? \[(?P<dev>\d+)\] "
@@ -54,13 +55,6 @@ _INFO_PREFIXES = (
 )
 _LEVELS = ("INFO", "WARN", "TRAC")
 GB10_TWINS = re.compile(r"^roce(?:p|P2p)1s0f(?P<port>\d)$")
-
-
-@dataclass
-class Verdict:
-    level: str  # ok | warn | error
-    code: str
-    text: str
 
 
 @dataclass

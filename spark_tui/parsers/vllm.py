@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from spark_tui.parsers.text import strip_ansi
+from spark_tui.parsers.verdict import Verdict
 
 SHARDS = re.compile(
     r"Loading (?P<kind>\w+) checkpoint shards: +(?P<pct>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+)"
@@ -81,23 +82,21 @@ class VllmSummary:
             return None
         return self.shards_done / self.shards_total
 
-    def verdicts(self) -> list[tuple[str, str]]:
+    def verdicts(self) -> list[Verdict]:
         out = []
         if self.oom:
-            out.append(("error", f"out of memory: {self.oom[-1][:160]}"))
+            out.append(Verdict("error", "oom", f"out of memory: {self.oom[-1][:160]}"))
         if self.tp_exceeds:
-            out.append(
-                (
-                    "error",
-                    f"tensor parallel size {self.tp_exceeds[0]} exceeds the {self.tp_exceeds[1]} GPU(s) Ray sees: not every node joined",
-                )
-            )
+            tp, gpus = self.tp_exceeds
+            text = f"tensor parallel size {tp} exceeds the {gpus} GPU(s) Ray sees: not every node joined"
+            out.append(Verdict("error", "tp_exceeds_gpus", text))
         if self.ready:
-            out.append(("ok", f"API server started{' at ' + self.endpoint if self.endpoint else ''}"))
+            at = f" at {self.endpoint}" if self.endpoint else ""
+            out.append(Verdict("ok", "api_started", f"API server started{at}"))
         elif self.shards_total:
-            out.append(("warn", f"loading shards {self.shards_done}/{self.shards_total}"))
+            out.append(Verdict("warn", "loading", f"loading shards {self.shards_done}/{self.shards_total}"))
         if self.ray_started:
-            out.append(("ok", "Ray runtime started"))
+            out.append(Verdict("ok", "ray_started", "Ray runtime started"))
         return out
 
 
