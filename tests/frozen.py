@@ -16,6 +16,7 @@ from spark_tui.core.check import CheckResult
 from spark_tui.core.logs import LogLines, StreamState
 from spark_tui.core.monitor import ImageRow, NodeView
 from spark_tui.core.probes import ContainerState, GpuState, HostInfo, NodeSnapshot
+from spark_tui.core.redact import Redactor
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.nccl import NcclParser
 from spark_tui.settings.resolve import Inputs, resolve
@@ -122,6 +123,7 @@ class FrozenCore:
         self.unreachable = set(unreachable)
         self.drift = set(drift)
         self.calls: list[str] = []
+        self.redact = Redactor(lambda: self.config)
 
     def edit(self, key, value):
         edits = dict(self.interactive)
@@ -130,8 +132,8 @@ class FrozenCore:
         self.interactive = edits
         return self.config
 
-    async def refresh(self, name):
-        return node_view(self.config, name, name not in self.unreachable, name in self.drift)
+    async def refresh(self, node):
+        return node_view(self.config, node, node not in self.unreachable, node in self.drift)
 
     async def images(self):
         nodes = [n.name for n in self.config.nodes]

@@ -7,6 +7,7 @@ import pytest
 
 from spark_tui.cli import _SettingsNamespace, build_parser
 from spark_tui.commands import build_app
+from spark_tui.ui.messages import JobDone, TeardownProgress
 from spark_tui.ui.screens.dashboard import DashboardScreen
 from spark_tui.ui.screens.dialogs import ConfirmTeardown, HelpScreen
 from spark_tui.ui.screens.logs import LogsScreen
@@ -56,8 +57,10 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
     app = make_app(cluster, tmp_path, environ={"IMAGE_NAME": "some/other-image:v2"})
     names = [n.name for n in cluster.nodes[:2]]
 
+    messages = []  # what the app's parts told each other: outcomes are read from these
+
     async def flow():
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
             await until(
                 pilot,
                 lambda: all(n in app.views and app.views[n].snapshot.reachable for n in names),
@@ -155,8 +158,12 @@ def test_whole_flow_by_keyboard(cluster, tmp_path):
             listed = text_of(app.screen, "#confirm-text")
             assert all(f"{n}: vllm_node (running" in listed for n in names), listed
             await pilot.press("y")
-            await until(pilot, lambda: getattr(app, "last_teardown_ok", None) is not None, "the teardown")
-            assert app.last_teardown_ok
+            await until(
+                pilot,
+                lambda: [m for m in messages if isinstance(m, JobDone) and m.job == "teardown"],
+                "the teardown",
+            )
+            assert [m.ok for m in messages if isinstance(m, JobDone) and m.job == "teardown"] == [True]
             await pilot.press("q")
 
     asyncio.run(flow())
@@ -180,8 +187,10 @@ def test_teardown_cancelled_and_readonly(cluster, tmp_path):
     )
     app = make_app(cluster, tmp_path)
 
+    messages = []
+
     async def flow():
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
             await pilot.press("ctrl+d")
             await until(pilot, lambda: isinstance(app.screen, ConfirmTeardown), "the confirmation")
             assert f"{worker.name}: vllm_node (running, image {tc.IMAGE})" in text_of(
@@ -190,7 +199,9 @@ def test_teardown_cancelled_and_readonly(cluster, tmp_path):
             await pilot.press("n")
             await pilot.pause(0.3)
             assert not isinstance(app.screen, ConfirmTeardown)
-            assert getattr(app, "last_teardown_ok", None) is None
+            assert not [
+                m for m in messages if isinstance(m, (JobDone, TeardownProgress))
+            ]  # nothing torn down
 
     asyncio.run(flow())
     assert len(containers(cluster, 2)[worker.name]) == 1

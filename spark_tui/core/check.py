@@ -10,6 +10,7 @@ import asyncio
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import docker
 
@@ -31,22 +32,25 @@ REACH_SCRIPT = (
 CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; df -Pk "$p" 2>/dev/null || df -Pk "$HOME"'
 
 
+CheckStatus = Literal["pass", "warn", "fail", "skipped"]
+
+
 @dataclass
 class CheckResult:
     id: str
     node: str
-    status: str  # pass | warn | fail | skipped
+    status: CheckStatus
     message: str
     fix: str = ""
 
 
-Emit = Callable[[CheckResult], None]
+Emit = Callable[[CheckResult], object]
 
 
 async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> list[CheckResult]:
     results: list[CheckResult] = []
 
-    def add(id_: str, node: str, status: str, message: str, fix: str = "") -> None:
+    def add(id_: str, node: str, status: CheckStatus, message: str, fix: str = "") -> None:
         r = CheckResult(id_, node, status, message, fix)
         results.append(r)
         if emit:
@@ -196,7 +200,7 @@ def _gpu(node: NodeConfig, snap: NodeSnapshot, add) -> None:
         return
     if g is None or not g.present:
         reason = g.reason if g else "not probed"
-        status = "fail" if setting == "all" else "warn" if setting == "auto" else "pass"
+        status: CheckStatus = "fail" if setting == "all" else "warn" if setting == "auto" else "pass"
         add(
             "gpu.present",
             node.name,

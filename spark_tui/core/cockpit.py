@@ -8,11 +8,13 @@ core/events.py, core/logs.py and core/check.py, the same ones the headless CLI p
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from spark_tui.core.check import CheckResult, run_checks
+from spark_tui.core.events import LaunchEvent, TeardownEvent
 from spark_tui.core.launch import Launch, drift, teardown
 from spark_tui.core.live import with_detected
-from spark_tui.core.logs import LogFollower
+from spark_tui.core.logs import LogFollower, LogLines, StreamState
 from spark_tui.core.monitor import ImageRow, Monitor, NodeView
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import detected_values
@@ -22,6 +24,47 @@ from spark_tui.settings.resolve import Config
 # Re-resolve the configuration with interactive edits and detected values: the CLI's
 # load_config bound to its parsed flags, so edits sit above flags as the 7th layer.
 Reconfigure = Callable[[dict, dict], Config]
+
+
+class Follower(Protocol):
+    """A log stream of one container (core/logs.py LogFollower)."""
+
+    def start(self) -> object: ...
+
+    async def stop(self) -> None: ...
+
+
+class CockpitAPI(Protocol):
+    """Everything the cockpit asks of the core. CockpitCore is the real one; the snapshot tests'
+    frozen core answers the same calls (tests check it against this protocol)."""
+
+    config: Config
+    redact: Redactor
+
+    def edit(self, key: str, value: object) -> Config: ...
+
+    async def refresh(self, node: str) -> NodeView: ...
+
+    async def images(self) -> list[ImageRow]: ...
+
+    async def check(self, emit: Callable[[CheckResult], object]) -> list[CheckResult]: ...
+
+    async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool: ...
+
+    async def teardown_targets(self) -> dict[str, list[str] | str]: ...
+
+    async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool: ...
+
+    def follower(
+        self,
+        node: str,
+        container: str,
+        emit: Callable[[LogLines | StreamState], object],
+        tail: int | str = 500,
+    ) -> Follower: ...
+
+    async def close(self) -> None: ...
+
 
 # Settings a node's connection is made from: an edit of one of them rebuilds that connection, so
 # the value shown as effective is the one connected with.
@@ -96,10 +139,10 @@ class CockpitCore:
     async def images(self) -> list[ImageRow]:
         return await self.monitor.images()
 
-    async def check(self, emit: Callable[[CheckResult], None]) -> list[CheckResult]:
+    async def check(self, emit: Callable[[CheckResult], object]) -> list[CheckResult]:
         return await run_checks(self.config, self.nodes, emit)
 
-    async def launch(self, emit) -> bool:
+    async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool:
         """Detected values first (labelled as such), then the launch, then drift."""
         await self._close_retired()
 
@@ -119,10 +162,16 @@ class CockpitCore:
     async def teardown_targets(self) -> dict[str, list[str] | str]:
         return await self.monitor.teardown_targets()
 
-    async def teardown(self, emit) -> bool:
+    async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool:
         return await teardown(self.config, self.nodes, emit)
 
-    def follower(self, node: str, container: str, emit, tail: int | str = 500) -> LogFollower:
+    def follower(
+        self,
+        node: str,
+        container: str,
+        emit: Callable[[LogLines | StreamState], object],
+        tail: int | str = 500,
+    ) -> LogFollower:
         return LogFollower(self.nodes, node, container, emit, tail)
 
     async def close(self) -> None:

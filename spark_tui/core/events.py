@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+# Every stage a launch or teardown reports, and the states a stage goes through.
+StageName = Literal["container", "ray_join", "vllm", "nccl_init", "shards", "rollback", "teardown"]
+StageStatus = Literal["started", "progress", "done", "failed"]
 
 
 @dataclass
 class Stage:
     node: str  # node name, or "cluster"
-    stage: str  # container, ray_join, nccl_init, shards, ready, rollback, teardown
-    status: str  # started | progress | done | failed
+    stage: StageName
+    status: StageStatus
     detail: str = ""
     elapsed: float = 0.0
     fraction: float | None = None
@@ -48,3 +53,8 @@ class DriftItem:
     what: str  # image, env, command, mounts, missing, config-hash
     requested: str
     actual: str
+
+
+# What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
+LaunchEvent = Stage | Ready | Failed | Removed | StillHolding | DriftItem
+TeardownEvent = Stage | Removed | StillHolding

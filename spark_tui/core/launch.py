@@ -15,6 +15,7 @@ import time
 import urllib.request
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import docker
 import requests
@@ -22,7 +23,16 @@ import requests
 from spark_tui.core import engines
 from spark_tui.core import plan as planmod
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
-from spark_tui.core.events import DriftItem, Failed, Ready, Removed, Stage, StillHolding
+from spark_tui.core.events import (
+    DriftItem,
+    Failed,
+    Ready,
+    Removed,
+    Stage,
+    StageName,
+    StageStatus,
+    StillHolding,
+)
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
@@ -30,7 +40,7 @@ from spark_tui.parsers.nccl import NcclParser
 from spark_tui.parsers.vllm import VllmParser, parse_ray_status
 from spark_tui.settings.resolve import Config
 
-Emit = Callable[[object], None]
+Emit = Callable[[Any], object]  # takes the events of core/events.py
 SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's log when it ends (Ray)
 ASK_WITHOUT_HINT = 5.0
 EXIT_REASON = re.compile(
@@ -96,7 +106,12 @@ class Launch:
         self.t0 = time.monotonic()
 
     def _stage(
-        self, node: str, stage: str, status: str, detail: str = "", fraction: float | None = None
+        self,
+        node: str,
+        stage: StageName,
+        status: StageStatus,
+        detail: str = "",
+        fraction: float | None = None,
     ) -> None:
         self.emit(Stage(node, stage, status, detail, time.monotonic() - self.t0, fraction))
 

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import docker
 import requests
@@ -41,7 +42,7 @@ class StreamState:
     retry_in: float = 0.0
 
 
-Emit = Callable[[object], None]
+Emit = Callable[[Any], object]  # takes LogLines and StreamState
 
 
 def split_timestamp(line: str) -> tuple[tuple[int, int] | None, str]:

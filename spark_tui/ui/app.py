@@ -16,12 +16,12 @@ from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from spark_tui.core import events as ev
-from spark_tui.core.cockpit import CockpitCore
+from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.core.monitor import NodeView
 from spark_tui.settings.keys import validate_keymap
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.messages import CoreEvent, JobDone, NodeRefreshed
+from spark_tui.ui.messages import JobDone, NodeRefreshed, TeardownProgress
 from spark_tui.ui.screens.dashboard import DashboardScreen
 from spark_tui.ui.screens.dialogs import ConfirmTeardown, HelpScreen
 from spark_tui.ui.screens.logs import ALL, LogsScreen
@@ -67,7 +67,7 @@ class SparkApp(App):
     BINDINGS = bindings_for("app")
     COMMANDS = App.COMMANDS | {SparkCommands}
 
-    def __init__(self, core: CockpitCore, live_refresh: bool = True):
+    def __init__(self, core: CockpitAPI, live_refresh: bool = True):
         super().__init__()
         self.core = core
         self.live_refresh = live_refresh
@@ -178,13 +178,11 @@ class SparkApp(App):
             self.notify("teardown cancelled")
             return
         self.notify("tearing down...")
-        ok = await self.core.teardown(lambda e: self.post_message(CoreEvent(e, "teardown")))
+        ok = await self.core.teardown(lambda e: self.post_message(TeardownProgress(e)))
         self.post_message(JobDone("teardown", ok))
         self.action_refresh()
 
-    def on_core_event(self, message: CoreEvent) -> None:
-        if message.job != "teardown":
-            return
+    def on_teardown_progress(self, message: TeardownProgress) -> None:
         e = message.event
         if isinstance(e, ev.Removed):
             self.notify(f"removed {e.container} on {e.node}", markup=False)
@@ -195,7 +193,6 @@ class SparkApp(App):
 
     def on_job_done(self, message: JobDone) -> None:
         if message.job == "teardown":
-            self.last_teardown_ok = message.ok
             self.notify(
                 "teardown complete"
                 if message.ok

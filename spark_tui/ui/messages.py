@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from spark_tui.core.check import CheckResult
+from spark_tui.core.events import LaunchEvent, TeardownEvent
+from spark_tui.core.logs import LogLines, StreamState
 from spark_tui.core.monitor import NodeView
 
 
@@ -20,11 +23,37 @@ class NodeRefreshed(Message):
 
 
 @dataclass
-class CoreEvent(Message):
-    """A typed event from check, launch, teardown or a log follower (core/events.py, core/logs.py)."""
+class CheckRowArrived(Message):
+    """One check result, as it comes (the wizard's check step)."""
 
-    event: object
-    job: str  # check | launch | teardown | logs
+    result: CheckResult
+
+
+@dataclass
+class LaunchProgress(Message):
+    """A launch event: a stage, READY, the failure, a removal during rollback, drift afterwards."""
+
+    event: LaunchEvent
+
+
+@dataclass
+class TeardownProgress(Message):
+    event: TeardownEvent
+
+
+@dataclass
+class LogStreamEvent(Message):
+    """Lines or a state change of one followed container (the logs screen); `prefix` names its node."""
+
+    prefix: str
+    event: LogLines | StreamState
+
+
+@dataclass
+class HeadLogEvent(Message):
+    """The head container's log during a launch (the wizard's launch step)."""
+
+    event: LogLines | StreamState
 
 
 @dataclass

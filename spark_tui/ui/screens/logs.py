@@ -11,9 +11,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from spark_tui import paths
-from spark_tui.core.logs import LogFollower, LogLines, StreamState
+from spark_tui.core.cockpit import CockpitAPI, Follower
+from spark_tui.core.logs import LogLines, StreamState
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.messages import CoreEvent
+from spark_tui.ui.messages import LogStreamEvent
 from spark_tui.ui.widgets.log_view import LogView
 
 ALL = "all nodes"
@@ -23,14 +24,14 @@ class LogsScreen(Screen):
     CSS_PATH = "logs.tcss"
     BINDINGS = bindings_for("logs")
 
-    def __init__(self, core, sources: list[tuple[str, str]], source: str = ALL, redact=None):
+    def __init__(self, core: CockpitAPI, sources: list[tuple[str, str]], source: str = ALL, redact=None):
         """sources: (node, container) pairs that can be followed; source: a node name or ALL."""
         super().__init__(id="logs")
         self.core = core
         self.sources = sources
         self.source = source
         self.redact = redact or (lambda line: line)
-        self.followers: list[LogFollower] = []
+        self.followers: list[Follower] = []
         self.input_mode = "filter"
         self.filter_text = ""
 
@@ -63,7 +64,7 @@ class LogsScreen(Screen):
             prefix = f"[{node}] " if merged else ""
 
             def emit(event, prefix=prefix):
-                self.post_message(CoreEvent((prefix, event), "logs"))
+                self.post_message(LogStreamEvent(prefix, event))
 
             follower = self.core.follower(node, container, emit)
             follower.start()
@@ -77,12 +78,8 @@ class LogsScreen(Screen):
     async def on_unmount(self) -> None:
         await self._stop()
 
-    def on_core_event(self, message: CoreEvent) -> None:
-        if message.job != "logs":
-            return
-        if not isinstance(message.event, tuple):
-            return
-        prefix, event = message.event  # (the source's line prefix, its event)
+    def on_log_stream_event(self, message: LogStreamEvent) -> None:
+        prefix, event = message.prefix, message.event
         if isinstance(event, LogLines):
             self.view.add(prefix, [self.redact(line) for line in event.lines])
         elif isinstance(event, StreamState):

@@ -18,13 +18,14 @@ from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input, L
 
 from spark_tui.core import events as ev
 from spark_tui.core.check import CheckResult
-from spark_tui.core.logs import LogFollower, LogLines
+from spark_tui.core.cockpit import CockpitAPI, Follower
+from spark_tui.core.logs import LogLines
 from spark_tui.errors import ConfigError
 from spark_tui.parsers.text import inert
 from spark_tui.settings import report
 from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.messages import CoreEvent, JobDone
+from spark_tui.ui.messages import CheckRowArrived, HeadLogEvent, JobDone, LaunchProgress
 
 STEPS = ("image", "check", "review", "launch")
 TITLES = {"image": "1 image", "check": "2 config check", "review": "3 review", "launch": "4 launch"}
@@ -49,7 +50,7 @@ class WizardScreen(Screen):
     CSS_PATH = "wizard.tcss"
     BINDINGS = bindings_for("wizard")
 
-    def __init__(self, core, readonly: bool = False, start: str = "image"):
+    def __init__(self, core: CockpitAPI, readonly: bool = False, start: str = "image"):
         super().__init__(id="wizard")
         self.core = core
         self.readonly = readonly
@@ -59,7 +60,7 @@ class WizardScreen(Screen):
         self.check_running = False
         self.launch_state = "idle"  # idle | running | ready | failed
         self.edit_key: str | None = None
-        self.head_log: LogFollower | None = None  # follower of the head container during the launch
+        self.head_log: Follower | None = None  # follower of the head container during the launch
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -225,7 +226,7 @@ class WizardScreen(Screen):
         self._check_summary()
         ok = False
         try:
-            await self.core.check(lambda r: self.post_message(CoreEvent(r, "check")))
+            await self.core.check(lambda r: self.post_message(CheckRowArrived(r)))
             ok = True
         finally:
             self.post_message(JobDone("check", ok))
@@ -324,6 +325,8 @@ class WizardScreen(Screen):
     @on(Input.Submitted, "#edit-input")
     def edit_done(self, event: Input.Submitted) -> None:
         error = self.query_one("#edit-error", Static)
+        if self.edit_key is None:
+            return
         try:
             self.core.edit(self.edit_key, event.value if event.value != "" else None)
         except ConfigError as exc:
@@ -359,7 +362,7 @@ class WizardScreen(Screen):
     async def run_launch(self) -> None:
         ok = False
         try:
-            ok = await self.core.launch(lambda e: self.post_message(CoreEvent(e, "launch")))
+            ok = await self.core.launch(lambda e: self.post_message(LaunchProgress(e)))
         finally:
             self.post_message(JobDone("launch", ok))
 
@@ -426,7 +429,7 @@ class WizardScreen(Screen):
         head_log = self.head_log = self.core.follower(
             head,
             self.core.config["container_name"],
-            lambda e: self.post_message(CoreEvent(e, "head-log")),
+            lambda e: self.post_message(HeadLogEvent(e)),
             tail=200,
         )
         head_log.start()
@@ -444,12 +447,14 @@ class WizardScreen(Screen):
     def _redact(self, line: str) -> str:
         return self.app.redact(line)  # type: ignore[attr-defined]  # SparkApp masks secrets
 
-    def on_core_event(self, message: CoreEvent) -> None:
-        if message.job == "check" and isinstance(message.event, CheckResult):
-            self._check_row(message.event)
-        elif message.job == "launch":
-            self._launch_event(message.event)
-        elif message.job == "head-log" and isinstance(message.event, LogLines):
+    def on_check_row_arrived(self, message: CheckRowArrived) -> None:
+        self._check_row(message.result)
+
+    def on_launch_progress(self, message: LaunchProgress) -> None:
+        self._launch_event(message.event)
+
+    def on_head_log_event(self, message: HeadLogEvent) -> None:
+        if isinstance(message.event, LogLines):
             log = self.query_one("#launch-log", Log)
             log.write_lines([f"  | {inert(self._redact(line))}" for line in message.event.lines])
 
