@@ -1,6 +1,6 @@
 """Cockpit benchmarks, headless: logs screen throughput, memory and key latency under a flood; first frame.
 
-Lines enter the logs screen the way a follower delivers them (CoreEvent messages holding
+Lines enter the logs screen the way a follower delivers them (LogStreamEvent messages holding
 LogLines chunks), so the measured path is the real one: message, bounded buffer,
 50 ms batched render.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from spark_tui.core.logs import LogLines
 from spark_tui.ui.app import SparkApp
-from spark_tui.ui.messages import CoreEvent
+from spark_tui.ui.messages import LogStreamEvent
 from spark_tui.ui.screens.logs import LogsScreen
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,16 +74,19 @@ def bench_logs(
             view = screen.view
 
             async def drained(last: int) -> None:
+                give_up = time.perf_counter() + 60  # a screen that died must fail the bench, not hang it
                 while view.pending or not (
                     view.buffer.lines and view.buffer.lines[-1].startswith(f"{last} ")
                 ):
+                    if time.perf_counter() > give_up:
+                        raise RuntimeError(f"the logs screen did not take line {last} within 60 s")
                     await asyncio.sleep(0.002)
 
             async def pump(count: int, start: int) -> float:
                 """As fast as the screen takes them, 10,000 lines in flight at most (a socket's backpressure)."""
                 t0 = time.perf_counter()
                 for i in range(start, start + count, CHUNK):
-                    screen.post_message(CoreEvent(("", LogLines("n", "c", _lines(i, CHUNK))), "logs"))
+                    screen.post_message(LogStreamEvent("", LogLines("n", "c", _lines(i, CHUNK))))
                     if (i - start) % 10_000 == 10_000 - CHUNK:
                         await drained(i + CHUNK - 1)
                 await drained(start + count - 1)
@@ -125,7 +128,7 @@ def bench_logs(
                 while not stop.is_set():
                     due = int((time.perf_counter() - t0) * flood_rate)
                     while sent + CHUNK <= due:
-                        screen.post_message(CoreEvent(("", LogLines("n", "c", _lines(i, CHUNK))), "logs"))
+                        screen.post_message(LogStreamEvent("", LogLines("n", "c", _lines(i, CHUNK))))
                         i += CHUNK
                         sent += CHUNK
                     await asyncio.sleep(CHUNK / flood_rate / 2)

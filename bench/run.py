@@ -209,9 +209,10 @@ def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 
     check runs `checks` times, up and down `cycles` times; medians. Next to each: spark-tui's own
     CPU and the whole machine's (the nodes' sshd, shells, dockerd and containerd share its cores)."""
     from spark_tui.core.check import run_checks
-    from spark_tui.core.launch import Launch, teardown
+    from spark_tui.core.launch import Launch
     from spark_tui.core.live import with_detected
     from spark_tui.core.nodes import Nodes
+    from spark_tui.core.teardown import teardown
 
     cores = os.cpu_count() or 1
     out = {}

@@ -111,7 +111,7 @@ def cmd_status(args) -> int:
     config = load_config(args)
 
     async def once(nodes):
-        from spark_tui.core.launch import drift
+        from spark_tui.core.drift import drift
         from spark_tui.core.plan import LABEL_PREFIX
 
         snaps = await nodes.snapshot_all()
@@ -249,7 +249,8 @@ def _event_printer(as_json: bool, redactor):
 def cmd_up(args) -> int:
     import asyncio
 
-    from spark_tui.core.launch import Launch, drift
+    from spark_tui.core.drift import drift
+    from spark_tui.core.launch import Launch
     from spark_tui.core.nodes import Nodes
 
     config = load_config(args)
@@ -283,8 +284,8 @@ def cmd_up(args) -> int:
 def cmd_down(args) -> int:
     import asyncio
 
-    from spark_tui.core.launch import teardown
     from spark_tui.core.nodes import Nodes
+    from spark_tui.core.teardown import teardown
     from spark_tui.errors import ConfigError
 
     config = load_config(args)

@@ -9,6 +9,7 @@ nodes is tested in test_cockpit.py; these tests pin what the screens look like.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from spark_tui.core import events as ev
@@ -26,8 +27,8 @@ TAKEN_AT = 1796200000.0  # a fixed clock for "last refresh"
 IMAGE = "vllm-node:latest"
 
 
-# A fixed place: file:line provenance is part of the screenshots.
-FROZEN_DIR = Path("/tmp/spark-tui-snapshots")
+# A fixed place under the temp dir: file:line provenance is part of the screenshots.
+FROZEN_DIR = Path(tempfile.gettempdir()) / "spark-tui-snapshots"
 
 
 def cluster_config(count: int, environ=None, interactive=None):

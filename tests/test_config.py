@@ -7,11 +7,11 @@ import sys
 import textwrap
 
 import pytest
-from conftest import ROOT
 
 from spark_tui.errors import ConfigError
 from spark_tui.settings import docs, registry
 from spark_tui.settings.resolve import Inputs, resolve
+from tests.helpers import ROOT
 
 DUO = str(ROOT / "sample_clusters" / "spark-duo.yaml")
 

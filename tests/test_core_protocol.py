@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from spark_tui.core.cockpit import CockpitAPI, CockpitCore
-from tests.frozen import FrozenCore
+from tests.frozen import FrozenCore, cluster_config
 
 
 def members(cls) -> dict[str, list[str]]:
@@ -24,6 +24,14 @@ def test_real_and_frozen_cores_answer_every_call_of_the_protocol():
         have = members(core)
         for name, params in wanted.items():
             assert name in have, f"{core.__name__} lacks {name}"
-            assert have[name] == params, f"{core.__name__}.{name}{have[name]} differs from the protocol's {params}"
-        for name, value in vars(CockpitAPI).get("__annotations__", {}).items():
-            assert name in ("config", "redact"), name
+            assert have[name] == params, (
+                f"{core.__name__}.{name}{have[name]} differs from the protocol's {params}"
+            )
+
+
+def test_both_cores_hold_the_protocols_attributes():
+    config, reconfigure = cluster_config(2)
+    attributes = set(CockpitAPI.__annotations__)
+    assert attributes == {"config", "redact"}
+    for core in (CockpitCore(config, reconfigure), FrozenCore(config, reconfigure)):  # neither connects yet
+        assert all(hasattr(core, name) for name in attributes), type(core).__name__

@@ -2,15 +2,18 @@
 
 import asyncio
 import shlex
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from spark_tui.core import events as ev
-from spark_tui.core.launch import Launch, drift, teardown
+from spark_tui.core.drift import drift
+from spark_tui.core.launch import Launch
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
+from spark_tui.core.teardown import teardown
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 
@@ -167,7 +170,7 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
         "--network",
         "host",
         "-v",
-        "/tmp:/hostdata",
+        f"{tmp_path}:/hostdata",
         "--entrypoint",
         "sleep",
         tc.IMAGE,
@@ -186,7 +189,7 @@ def test_drift_when_container_replaced_by_hand(cluster, tmp_path):
         # the default cache volume, ~ expanded to the home of the login user on the node
         assert (mounts.requested, mounts.actual) == (
             "/root/.cache/huggingface:/root/.cache/huggingface",
-            "/tmp:/hostdata",
+            f"{tmp_path}:/hostdata",
         )
         image = next(i for i in items if i.what == "image")
         assert "another image under the same tag" in image.actual
@@ -250,7 +253,8 @@ def test_status_shows_drift_after_a_hand_replacement(cluster, tmp_path, run_cli)
 
 
 def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_path):
-    canary = "/tmp/spark-tui-launch-canary"
+    # Under the temp dir: it exists on the nodes and in the containers, so an injected touch would work.
+    canary = f"{tempfile.gettempdir()}/spark-tui-launch-canary-{tmp_path.name}"
     hostile = f"$(touch {canary}); `touch {canary}`; touch {canary}"
     config = config_for(
         cluster,

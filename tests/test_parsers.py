@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DATA
 
 from spark_tui import diagnose
 from spark_tui.parsers import docker_text, gpu, nccl, netif, vllm
 from spark_tui.parsers.text import inert, strip_ansi
 from spark_tui.parsers.verdict import Verdict
+from tests.helpers import DATA
 
 
 def read(rel: str) -> str:

@@ -3,10 +3,9 @@
 import json
 import shlex
 
-from conftest import ROOT
-
 from spark_tui.core import plan
 from spark_tui.settings.resolve import Inputs, resolve
+from tests.helpers import ROOT
 
 DUO = str(ROOT / "sample_clusters" / "spark-duo.yaml")
 

@@ -209,7 +209,7 @@ def test_dockerd_stopped_between_refreshes_then_back(cluster, tmp_path):
 @pytest.mark.cluster
 def test_arguments_are_quoted_for_the_remote_shell(cluster, tmp_path):
     config = two_node_config(cluster, tmp_path)
-    canary = "/tmp/spark-tui-canary"
+    canary = str(tmp_path / "canary")  # the nodes share this machine's filesystem
     hostile = f"$(touch {canary}); `touch {canary}`; ' \" \n touch {canary}"
 
     async def go():
@@ -368,7 +368,7 @@ def test_concurrent_commands_stay_within_max_sessions(cluster, tmp_path, bound):
     """20 commands at once: at most `bound` run together, and none is refused by sshd
     (MaxSessions 10 on the test nodes would refuse the 11th channel)."""
     config = two_node_config(cluster, tmp_path, max_sessions=bound)
-    trace = f"/tmp/spark-tui-sessions-{bound}"
+    trace = str(tmp_path / f"sessions-{bound}")
     tc.run(cluster.nodes[0].nsenter("rm", "-f", trace))
 
     async def scenario():

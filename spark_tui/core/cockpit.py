@@ -11,14 +11,16 @@ from collections.abc import Callable
 from typing import Protocol
 
 from spark_tui.core.check import CheckResult, run_checks
+from spark_tui.core.drift import drift
 from spark_tui.core.events import LaunchEvent, TeardownEvent
-from spark_tui.core.launch import Launch, drift, teardown
+from spark_tui.core.launch import Launch
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogFollower, LogLines, StreamState
 from spark_tui.core.monitor import ImageRow, Monitor, NodeView
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import detected_values
 from spark_tui.core.redact import Redactor
+from spark_tui.core.teardown import teardown
 from spark_tui.settings.resolve import Config
 
 # Re-resolve the configuration with interactive edits and detected values: the CLI's

@@ -86,3 +86,11 @@ def own_containers(client: docker.DockerClient, cluster: str, name: str) -> list
     a summary carries name, state and image, so none needs an inspect)."""
     found = client.api.containers(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"})
     return [c for c in found if f"/{name}" in (c.get("Names") or [])]
+
+
+def exact_container(client: docker.DockerClient, name: str):
+    """The container named exactly `name` (Docker's name filter is a substring match)."""
+    for c in client.containers.list(all=True, filters={"name": name}):
+        if c.name == name:
+            return c
+    return None

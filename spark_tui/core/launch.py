@@ -22,9 +22,8 @@ import requests
 
 from spark_tui.core import engines
 from spark_tui.core import plan as planmod
-from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
+from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.events import (
-    DriftItem,
     Failed,
     Ready,
     Removed,
@@ -53,14 +52,6 @@ class LaunchError(Exception):
         super().__init__(cause)
         self.cause = cause
         self.log_lines = log_lines or []
-
-
-def _exact(client: docker.DockerClient, name: str):
-    """The container named exactly `name` (Docker's name filter is a substring match)."""
-    for c in client.containers.list(all=True, filters={"name": name}):
-        if c.name == name:
-            return c
-    return None
 
 
 def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
@@ -159,7 +150,7 @@ class Launch:
             except docker.errors.DockerException as exc:
                 raise LaunchError(f"{node}: docker engine unreachable: {exc}") from None
             self.clients[node] = client
-            existing = await asyncio.to_thread(_exact, client, name)
+            existing = await asyncio.to_thread(engines.exact_container, client, name)
             if existing is not None:
                 image = existing.attrs["Config"].get("Image", "?")
                 raise LaunchError(
@@ -392,103 +383,3 @@ class Launch:
 
         await asyncio.gather(*(remove(n, c) for n, c in self.started))
         self._stage("cluster", "rollback", "done")
-
-
-async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
-    """Remove the cluster's containers on every node: matched by label and exact name."""
-    name, cluster = config["container_name"], config["name"]
-
-    async def one(node: str) -> bool:
-        try:
-            client = await nodes.engine(node)
-            mine = await asyncio.to_thread(engines.own_containers, client, cluster, name)
-            for c in mine:
-                await asyncio.to_thread(client.api.remove_container, c["Id"], force=True)
-                emit(Removed(node, name, c.get("Image", "")))
-            emit(Stage(node, "teardown", "done", f"removed {len(mine)}" if mine else "nothing was running"))
-            return True
-        except ENGINE_ERRORS as exc:
-            emit(StillHolding(node, name, f"unreachable: {why(exc)[:160]}"))
-            return False
-
-    results = await asyncio.gather(*(one(n.name) for n in config.nodes))
-    return all(results)
-
-
-async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
-    """Compare what runs with the plan: image (reference and layers), env, command, config hash.
-    Like with like: the plan holds what the nodes show for values left to detection, as `up` did."""
-    config, _ = await with_detected(config, nodes)
-    specs = planmod.build(config)
-    items: list[DriftItem] = []
-    layers: dict[str, tuple] = {}  # node -> layer digests of the image its container runs
-
-    async def one(spec: planmod.ContainerSpec):
-        client = await nodes.engine(spec.node)
-        c = await asyncio.to_thread(_exact, client, spec.name)
-        if c is None:
-            items.append(DriftItem(spec.node, "missing", spec.name, "no container"))
-            return
-        cfg = c.attrs["Config"]
-        if cfg.get("Image") != spec.image:
-            items.append(DriftItem(spec.node, "image", spec.image, cfg.get("Image", "")))
-        try:
-            running = await asyncio.to_thread(client.images.get, c.attrs["Image"])
-            layers[spec.node] = tuple((running.attrs.get("RootFS") or {}).get("Layers") or [])
-        except docker.errors.ImageNotFound:
-            layers[spec.node] = ()
-        actual_env = dict(e.split("=", 1) for e in cfg.get("Env") or [] if "=" in e)
-        for e in spec.env:
-            if actual_env.get(e.name) != e.value:
-                items.append(
-                    DriftItem(
-                        spec.node,
-                        f"env {e.name}",
-                        e.shown(),
-                        "***" if e.secret else actual_env.get(e.name, "(unset)"),
-                    )
-                )
-        command = (cfg.get("Entrypoint") or []) + (cfg.get("Cmd") or [])
-        if command != spec.command:
-            items.append(DriftItem(spec.node, "command", shlex.join(spec.command), shlex.join(command)))
-        mounts = sorted(
-            f"{m.get('Source')}:{m.get('Destination')}"
-            for m in c.attrs.get("Mounts") or []
-            if m.get("Type") == "bind"
-        )
-        wanted = sorted(":".join(v.split(":")[:2]) for v in spec.volumes)
-        if not spec.unexpanded and wanted != mounts:
-            items.append(
-                DriftItem(spec.node, "mounts", ", ".join(wanted) or "none", ", ".join(mounts) or "none")
-            )
-        labels = cfg.get("Labels") or {}
-        want_hash = spec.labels[f"{planmod.LABEL_PREFIX}config-hash"]
-        if labels.get(f"{planmod.LABEL_PREFIX}config-hash") != want_hash:
-            items.append(
-                DriftItem(
-                    spec.node,
-                    "config-hash",
-                    want_hash,
-                    labels.get(f"{planmod.LABEL_PREFIX}config-hash", "(none: not started by spark-tui)"),
-                )
-            )
-
-    await asyncio.gather(*(one(s) for s in specs))
-    # The same tag can name different images on different nodes: compare layers (image IDs
-    # differ between storage drivers), against the head's.
-    head = config.head.name
-    for node, node_layers in layers.items():
-        if node != head and head in layers and node_layers != layers[head]:
-            items.append(
-                DriftItem(
-                    node,
-                    "image",
-                    f"{config['image']} as on {head} (layers {_short_layers(layers[head])})",
-                    f"another image under the same tag (layers {_short_layers(node_layers)})",
-                )
-            )
-    return items
-
-
-def _short_layers(layers: tuple) -> str:
-    return ",".join(layer.split(":")[-1][:12] for layer in layers[-2:]) or "none"
