@@ -11,20 +11,20 @@ from collections.abc import Callable
 
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
-from spark_tui.settings.resolve import Config
+from spark_tui.settings.resolve import Config, redetect
 
 # Resolves the configuration again with the detected layer (default: the same inputs plus it).
 Redetect = Callable[[dict], Config]
 
 
 async def with_detected(
-    config: Config, nodes: Nodes, redetect: Redetect | None = None
+    config: Config, nodes: Nodes, redetect_with: Redetect | None = None
 ) -> tuple[Config, list[NodeSnapshot]]:
     """Snapshot every node, then the configuration with what they showed. `nodes` follows it."""
     snaps = await nodes.snapshot_all()
     detected = detected_values(config, snaps)
     if detected:
-        config = (redetect or config.redetected)(detected)
+        config = redetect(config, detected) if redetect_with is None else redetect_with(detected)
         nodes.config = config
     return config, snaps
 

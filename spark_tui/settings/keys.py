@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spark_tui.errors import ConfigError
-from spark_tui.settings.resolve import closest
+from spark_tui.settings.model import closest
 
 
 @dataclass(frozen=True)

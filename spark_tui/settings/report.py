@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from spark_tui.settings.model import Config, NodeConfig, Value, mask
 from spark_tui.settings.registry import CLUSTER_SETTINGS, NODE_SETTINGS
-from spark_tui.settings.resolve import Config, NodeConfig, Value, mask
 
 
 @dataclass

@@ -11,194 +11,34 @@ Maps (`env`, `keys`) merge key by key; each key keeps its own provenance.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import ipaddress
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from spark_tui import paths
 from spark_tui.errors import ConfigError
-from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
 from spark_tui.settings import kinds, yamlfile
+from spark_tui.settings.container_env import derive_container_env
+from spark_tui.settings.lookalike import lookalike_warnings
+from spark_tui.settings.model import (  # the data model; its users may import it from here too
+    Candidate,
+    Config,
+    Inputs,
+    NodeConfig,
+    Source,
+    Value,
+    closest,
+)
 from spark_tui.settings.registry import (
     BY_ENV,
     BY_KEY,
     CLUSTER_SETTINGS,
     ENV_PREFIX,
-    LOOKALIKE_ENV,
     NODE_BY_KEY,
     NODE_SETTINGS,
     Setting,
-    how_to_set,
 )
-
-LAYERS = ("default", "detected", "user", "cluster", "env", "flag", "interactive")
-
-
-@dataclass(frozen=True)
-class Source:
-    layer: str
-    location: str
-    node_level: bool = False
-
-    @property
-    def rank(self) -> tuple[int, int]:
-        return (LAYERS.index(self.layer), 1 if self.node_level else 0)
-
-    def __str__(self) -> str:
-        names = {
-            "default": "built-in default",
-            "detected": "detected",
-            "user": "user config",
-            "cluster": "cluster file",
-            "env": "environment",
-            "flag": "command line",
-            "interactive": "interactive edit",
-        }
-        if self.layer == "default":
-            return self.location if self.location != "default" else names["default"]
-        return f"{names[self.layer]} {self.location}"
-
-
-@dataclass(frozen=True)
-class Candidate:
-    value: Any
-    source: Source
-
-
-@dataclass
-class Value:
-    """One resolved setting: the winner, everything requested, and per-key sources for maps."""
-
-    setting: Setting
-    value: Any  # of the type its setting's kind makes
-    source: Source
-    requested: list[Candidate] = field(default_factory=list)
-    item_sources: dict[str, Source] = field(default_factory=dict)
-
-    def shown(self) -> str:
-        return mask(self.setting, self.value)
-
-    def overridden(self) -> list[tuple[Candidate, str]]:
-        """Requested values that did not take effect, each with the reason."""
-        out = []
-        if isinstance(self.value, dict):
-            for cand in self.requested:
-                for key, val in (cand.value or {}).items():
-                    winner = self.item_sources.get(key)
-                    if winner is not None and winner != cand.source and self.value.get(key) != val:
-                        out.append((Candidate({key: val}, cand.source), f"{key} overridden by {winner}"))
-                    elif winner is not None and winner != cand.source:
-                        out.append((Candidate({key: val}, cand.source), f"{key}: same value as {winner}"))
-            return out
-        for cand in self.requested:
-            if cand.source != self.source and cand.source.layer != "default":
-                same = cand.value == self.value
-                out.append((cand, f"{'same value as' if same else 'overridden by'} {self.source}"))
-        return out
-
-
-@dataclass
-class DerivedVar:
-    name: str
-    value: str
-    derived_from: str
-    secret: bool = False
-    overridden_by: Source | None = None
-
-    def shown(self) -> str:
-        return SECRET_MASK if self.secret and self.value else self.value
-
-
-@dataclass
-class NodeConfig:
-    name: str
-    index: int
-    values: dict[str, Value]
-    is_head: bool = False
-    container_env: list[DerivedVar] = field(default_factory=list)
-    # The login user's home on the node, where `~` in a volume points: a fact of the node, not a
-    # setting, known once the node was reached (the detected layer's `home`).
-    home: str | None = None
-    home_source: str = ""
-
-    def __getitem__(self, key: str) -> Any:
-        # Any, not object: each value's type is its setting's kind (validated when resolved).
-        return self.values[key].value
-
-    @property
-    def local(self) -> bool:
-        return self.values["host"].value == "local"
-
-    def expand_home(self, path: str) -> str | None:
-        """`~` or `~/x` as the node sees it; None while the node's home is not known."""
-        if path != "~" and not path.startswith("~/"):
-            return path
-        home = os.path.expanduser("~") if self.local else self.home
-        if home is None:
-            return None
-        return home.rstrip("/") + path[1:] or "/"
-
-    def env_dict(self) -> dict[str, str]:
-        return {v.name: v.value for v in self.container_env if v.overridden_by is None}
-
-
-@dataclass
-class Config:
-    values: dict[str, Value]
-    nodes: list[NodeConfig]
-    warnings: list[str]
-    files_read: list[str]
-    inputs: Inputs | None = None  # what it was resolved from
-
-    def redetected(self, detected: dict) -> Config:
-        """The same inputs resolved again with another detected layer (what the nodes show)."""
-        assert self.inputs is not None, "a Config built by resolve() knows its inputs"
-        return resolve(dataclasses.replace(self.inputs, detected=detected))
-
-    def __getitem__(self, key: str) -> Any:
-        # Any, not object: each value's type is its setting's kind (validated when resolved).
-        return self.values[key].value
-
-    @property
-    def head(self) -> NodeConfig:
-        return next(n for n in self.nodes if n.is_head)
-
-    def node(self, name: str) -> NodeConfig:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
-
-
-@dataclass
-class Inputs:
-    """Everything resolution reads. The CLI fills it from argv; tests fill it directly."""
-
-    cluster_file: str | None = None
-    cluster_file_source: str = "--cluster"
-    user_config: str | None = None
-    environ: Mapping[str, str] = field(default_factory=dict)
-    flags: dict[str, tuple[object, str]] = field(default_factory=dict)
-    interactive: dict[str, object] = field(default_factory=dict)
-    detected: dict[str, dict[str, tuple[object, str]]] = field(default_factory=dict)
-
-
-def mask(setting: Setting, value) -> str:
-    if setting.secret and value:
-        return SECRET_MASK
-    if isinstance(value, dict):
-        value = {k: SECRET_MASK if SECRET_NAME.search(k) else v for k, v in value.items()}
-    return setting.kind.show(value)
-
-
-def closest(word: str, options) -> str | None:
-    found = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return found[0] if found else None
-
 
 # ---------------------------------------------------------------------------
 
@@ -493,71 +333,7 @@ def _is_ipv4(text) -> bool:
         return False
 
 
-IFNAME_VARS = (
-    "NCCL_SOCKET_IFNAME",
-    "GLOO_SOCKET_IFNAME",
-    "TP_SOCKET_IFNAME",
-    "UCX_NET_DEVICES",
-    "OMPI_MCA_btl_tcp_if_include",
-)
-IP_VARS = ("VLLM_HOST_IP", "RAY_NODE_IP_ADDRESS", "RAY_OVERRIDE_NODE_IP_ADDRESS")
-
-
-def derive_container_env(
-    node: NodeConfig, values: dict[str, Value], nodes: list[NodeConfig]
-) -> list[DerivedVar]:
-    """The container environment for one node, each variable with what it was derived from."""
-    out: list[DerivedVar] = []
-    ip, netdev, hca = node.values["data_ip"], node.values["netdev"], node.values["hca"]
-    if ip.value:
-        out += [DerivedVar(v, ip.value, f"data_ip ({ip.source})") for v in IP_VARS]
-    if netdev.value:
-        out += [DerivedVar(v, netdev.value, f"netdev ({netdev.source})") for v in IFNAME_VARS]
-    if hca.value:
-        out.append(DerivedVar("NCCL_IB_HCA", ",".join(hca.value), f"hca ({hca.source})"))
-    out.append(DerivedVar("NCCL_IB_DISABLE", "0", "RoCE is the data path"))
-    out.append(DerivedVar("NCCL_IGNORE_CPU_AFFINITY", "1", "GB10 CPU affinity (field practice)"))
-    dbg = values["nccl_debug"]
-    if dbg.value:
-        out.append(DerivedVar("NCCL_DEBUG", dbg.value, f"nccl_debug ({dbg.source})"))
-    head = next((n for n in nodes if n.is_head), nodes[0])
-    head_ip = head.values["data_ip"]
-    if head_ip.value:
-        out.append(
-            DerivedVar("MASTER_ADDR", head_ip.value, f"data_ip of head {head.name} ({head_ip.source})")
-        )
-    port = values["master_port"]
-    out.append(DerivedVar("MASTER_PORT", str(port.value), f"master_port ({port.source})"))
-    if values["executor"].value == "ray":
-        src = f"executor ray ({values['executor'].source})"
-        out.append(DerivedVar("RAY_memory_monitor_refresh_ms", "0", src))
-        out.append(DerivedVar("RAY_object_store_memory", "1073741824", src))
-    token = values["hf_token"]
-    if token.value:
-        out.append(DerivedVar("HF_TOKEN", token.value, f"hf_token ({token.source})", secret=True))
-    extra = node.values["env"]
-    by_name = {v.name: v for v in out}
-    for key, val in extra.value.items():
-        item_source = extra.item_sources[key]
-        if key in by_name:
-            by_name[key].overridden_by = item_source
-        out.append(DerivedVar(key, val, f"env ({item_source})", secret=bool(SECRET_NAME.search(key))))
-    return out
-
-
-def lookalike_warnings(environ: Mapping[str, str], values: dict[str, Value]) -> list[str]:
-    """Variables that look like settings but that spark-tui does not read: say so, loudly."""
-    out = []
-    for name in sorted(environ):
-        key = LOOKALIKE_ENV.get(name)
-        if key is None:
-            continue
-        setting = BY_KEY[key]
-        shown = SECRET_MASK if setting.secret else environ[name]
-        eff = values[key]
-        out.append(
-            f"{name}={shown} is set in the environment but spark-tui does not read it; "
-            f"it looks like the setting `{key}` (effective: {eff.shown() or '(unset)'} from {eff.source}). "
-            f"To use it: {how_to_set(setting)}."
-        )
-    return out
+def redetect(config: Config, detected: dict) -> Config:
+    """The same inputs resolved again with another detected layer (what the nodes show)."""
+    assert config.inputs is not None, "a Config built by resolve() knows its inputs"
+    return resolve(dataclasses.replace(config.inputs, detected=detected))

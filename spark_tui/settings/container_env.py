@@ -1,0 +1,57 @@
+"""The container environment a node gets, each variable with what it was derived from."""
+
+from __future__ import annotations
+
+from spark_tui.secret_names import SECRET_NAME
+from spark_tui.settings.model import DerivedVar, NodeConfig, Value
+
+IFNAME_VARS = (
+    "NCCL_SOCKET_IFNAME",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "UCX_NET_DEVICES",
+    "OMPI_MCA_btl_tcp_if_include",
+)
+IP_VARS = ("VLLM_HOST_IP", "RAY_NODE_IP_ADDRESS", "RAY_OVERRIDE_NODE_IP_ADDRESS")
+
+
+def derive_container_env(
+    node: NodeConfig, values: dict[str, Value], nodes: list[NodeConfig]
+) -> list[DerivedVar]:
+    """The container environment for one node, each variable with what it was derived from."""
+    out: list[DerivedVar] = []
+    ip, netdev, hca = node.values["data_ip"], node.values["netdev"], node.values["hca"]
+    if ip.value:
+        out += [DerivedVar(v, ip.value, f"data_ip ({ip.source})") for v in IP_VARS]
+    if netdev.value:
+        out += [DerivedVar(v, netdev.value, f"netdev ({netdev.source})") for v in IFNAME_VARS]
+    if hca.value:
+        out.append(DerivedVar("NCCL_IB_HCA", ",".join(hca.value), f"hca ({hca.source})"))
+    out.append(DerivedVar("NCCL_IB_DISABLE", "0", "RoCE is the data path"))
+    out.append(DerivedVar("NCCL_IGNORE_CPU_AFFINITY", "1", "GB10 CPU affinity (field practice)"))
+    dbg = values["nccl_debug"]
+    if dbg.value:
+        out.append(DerivedVar("NCCL_DEBUG", dbg.value, f"nccl_debug ({dbg.source})"))
+    head = next((n for n in nodes if n.is_head), nodes[0])
+    head_ip = head.values["data_ip"]
+    if head_ip.value:
+        out.append(
+            DerivedVar("MASTER_ADDR", head_ip.value, f"data_ip of head {head.name} ({head_ip.source})")
+        )
+    port = values["master_port"]
+    out.append(DerivedVar("MASTER_PORT", str(port.value), f"master_port ({port.source})"))
+    if values["executor"].value == "ray":
+        src = f"executor ray ({values['executor'].source})"
+        out.append(DerivedVar("RAY_memory_monitor_refresh_ms", "0", src))
+        out.append(DerivedVar("RAY_object_store_memory", "1073741824", src))
+    token = values["hf_token"]
+    if token.value:
+        out.append(DerivedVar("HF_TOKEN", token.value, f"hf_token ({token.source})", secret=True))
+    extra = node.values["env"]
+    by_name = {v.name: v for v in out}
+    for key, val in extra.value.items():
+        item_source = extra.item_sources[key]
+        if key in by_name:
+            by_name[key].overridden_by = item_source
+        out.append(DerivedVar(key, val, f"env ({item_source})", secret=bool(SECRET_NAME.search(key))))
+    return out
