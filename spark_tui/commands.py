@@ -111,13 +111,11 @@ def cmd_status(args) -> int:
     config = load_config(args)
 
     async def once(nodes):
+        from spark_tui.core import labels
         from spark_tui.core.drift import drift
-        from spark_tui.core.plan import LABEL_PREFIX
 
         snaps = await nodes.snapshot_all()
-        ours = any(
-            c.labels.get(f"{LABEL_PREFIX}cluster") == config["name"] for s in snaps for c in s.containers
-        )
+        ours = any(c.labels.get(labels.CLUSTER) == config["name"] for s in snaps for c in s.containers)
         items = [i for i in await drift(config, nodes) if i.what != "missing"] if ours else []
         if args.json:
             _print_json(

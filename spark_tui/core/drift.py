@@ -7,7 +7,7 @@ import shlex
 
 import docker
 
-from spark_tui.core import engines
+from spark_tui.core import engines, labels
 from spark_tui.core import plan as planmod
 from spark_tui.core.events import DriftItem
 from spark_tui.core.live import with_detected
@@ -61,15 +61,15 @@ async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
             items.append(
                 DriftItem(spec.node, "mounts", ", ".join(wanted) or "none", ", ".join(mounts) or "none")
             )
-        labels = cfg.get("Labels") or {}
-        want_hash = spec.labels[f"{planmod.LABEL_PREFIX}config-hash"]
-        if labels.get(f"{planmod.LABEL_PREFIX}config-hash") != want_hash:
+        found = cfg.get("Labels") or {}
+        want_hash = spec.labels[labels.CONFIG_HASH]
+        if found.get(labels.CONFIG_HASH) != want_hash:
             items.append(
                 DriftItem(
                     spec.node,
                     "config-hash",
                     want_hash,
-                    labels.get(f"{planmod.LABEL_PREFIX}config-hash", "(none: not started by spark-tui)"),
+                    found.get(labels.CONFIG_HASH, "(none: not started by spark-tui)"),
                 )
             )
 

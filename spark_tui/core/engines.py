@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import docker
 
-from spark_tui.core.labels import LABEL_PREFIX
+from spark_tui.core import labels
 
 T = TypeVar("T")
 TIMEOUT = 30  # seconds for one API call; removing a container by force stays well below it
@@ -84,7 +84,7 @@ def with_engine(url: str, call: Callable[[docker.DockerClient], T]) -> T:
 def own_containers(client: docker.DockerClient, cluster: str, name: str) -> list[dict]:
     """List summaries of the cluster's containers named exactly `name` (by label, then name;
     a summary carries name, state and image, so none needs an inspect)."""
-    found = client.api.containers(all=True, filters={"label": f"{LABEL_PREFIX}cluster={cluster}"})
+    found = client.api.containers(all=True, filters={"label": f"{labels.CLUSTER}={cluster}"})
     return [c for c in found if f"/{name}" in (c.get("Names") or [])]
 
 

@@ -13,11 +13,11 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from spark_tui.core import engines
+from spark_tui.core import engines, labels
 from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
-from spark_tui.core.plan import LABEL_PREFIX, ContainerSpec, build
+from spark_tui.core.plan import ContainerSpec, build
 from spark_tui.core.probes import ContainerState, NodeSnapshot, snapshot
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
@@ -40,7 +40,7 @@ class NodeView:
     drifted: dict[str, list[str]] = field(default_factory=dict)  # container name -> what differs
 
     def own_containers(self, cluster: str) -> list[ContainerState]:
-        return [c for c in self.snapshot.containers if c.labels.get(f"{LABEL_PREFIX}cluster") == cluster]
+        return [c for c in self.snapshot.containers if c.labels.get(labels.CLUSTER) == cluster]
 
     @property
     def memory_fraction(self) -> float | None:
@@ -116,7 +116,7 @@ class Monitor:
 
     async def _read_nccl(self, name: str, container: ContainerState) -> None:
         state = self._nccl.get(name)
-        cid = container.labels.get(f"{LABEL_PREFIX}config-hash", "") + container.started_at
+        cid = container.labels.get(labels.CONFIG_HASH, "") + container.started_at
         if state is None or state.container_id != cid:
             state = self._nccl[name] = _NcclState(cid, NcclParser(), deque(maxlen=NCCL_TAIL))
         try:
@@ -143,7 +143,7 @@ class Monitor:
         if spec is None:
             return marks
         for c in snap.containers:
-            if c.name != spec.name or c.labels.get(f"{LABEL_PREFIX}cluster") not in (
+            if c.name != spec.name or c.labels.get(labels.CLUSTER) not in (
                 None,
                 self.config["name"],
             ):
@@ -151,7 +151,7 @@ class Monitor:
             diffs = []
             if c.image_ref != spec.image:
                 diffs.append(f"image {c.image_ref} (requested {spec.image})")
-            if c.labels.get(f"{LABEL_PREFIX}config-hash") != spec.labels[f"{LABEL_PREFIX}config-hash"]:
+            if c.labels.get(labels.CONFIG_HASH) != spec.labels[labels.CONFIG_HASH]:
                 diffs.append("config differs from the plan")
             if diffs:
                 marks[c.name] = diffs

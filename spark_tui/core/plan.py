@@ -11,7 +11,7 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
-from spark_tui.core.labels import LABEL_PREFIX  # also imported from here by its users
+from spark_tui.core import labels
 from spark_tui.secret_names import SECRET_MASK
 from spark_tui.settings.resolve import Config, NodeConfig
 
@@ -185,11 +185,11 @@ def build(config: Config) -> list[ContainerSpec]:
                 image=config["image"],
                 name=config["container_name"],
                 labels={
-                    f"{LABEL_PREFIX}cluster": config["name"],
-                    f"{LABEL_PREFIX}role": role,
-                    f"{LABEL_PREFIX}node": node.name,
-                    f"{LABEL_PREFIX}config-hash": chash,
-                    f"{LABEL_PREFIX}executor": config["executor"],
+                    labels.CLUSTER: config["name"],
+                    labels.ROLE: role,
+                    labels.NODE: node.name,
+                    labels.CONFIG_HASH: chash,
+                    labels.EXECUTOR: config["executor"],
                 },
                 env=env,
                 volumes=volumes,

@@ -13,6 +13,7 @@ from textual.widgets import Footer, Header, Input
 from spark_tui import paths
 from spark_tui.core.cockpit import CockpitAPI, Follower
 from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.messages import LogStreamEvent
 from spark_tui.ui.widgets.log_view import LogView
@@ -38,7 +39,7 @@ class LogsScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield LogView(self.core.config["log_buffer_lines"], id="logview")
-        yield Input(placeholder="regex (enter: apply, esc: close)", id="log-input", classes="-hidden")
+        yield Input(id="log-input", classes="-hidden")  # its placeholder is set when it opens
         yield Footer()
 
     @property
@@ -101,7 +102,8 @@ class LogsScreen(Screen):
     def _open_input(self, mode: str) -> None:
         self.input_mode = mode
         box = self.query_one("#log-input", Input)
-        box.placeholder = f"{mode} regex (enter: apply, empty: clear, esc: close)"
+        close = hint("logs.back", getattr(self.app, "keymap", {}))
+        box.placeholder = f"{mode} regex (enter: apply, empty: clear, {close}: close)"
         box.value = self.filter_text if mode == "filter" else ""
         box.remove_class("-hidden")
         box.focus()
