@@ -317,6 +317,12 @@ def run(
         results["refresh"] = bench_refresh(cluster, counts, 1 if quick else 40, 1 if quick else 3)
         results["node_wait"] = bench_node_wait(cluster, counts, 1 if quick else 20, 0.025)
         results["operations"] = bench_operations(cluster, op_counts)
+        import tempfile
+
+        from bench.verdicts import bench_time_to_verdict
+
+        with tempfile.TemporaryDirectory() as tmp:
+            results["time_to_verdict"] = bench_time_to_verdict(cluster, Path(tmp))
         results["startup"].update(
             cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes))))
         )
@@ -430,6 +436,14 @@ def run(
                 ["cockpit: first dashboard frame (headless)", st.get("first_frame_s", "-")],
                 ["cockpit: every pane live (2 nodes over SSH)", st.get("all_panes_live_s", "-")],
             ],
+        )
+    )
+    tv = results["time_to_verdict"]
+    print(
+        table(
+            "time to verdict, default timeouts (s from the evidence on the node; target < 10)",
+            [["failure", "s to verdict", "s from up", "verdict"]]
+            + [[k, r["seconds_to_verdict"], r["seconds_from_up"], r["cause"][:70]] for k, r in tv.items()],
         )
     )
     lg = results["logs_screen"]

@@ -55,3 +55,16 @@ def test_first_frame_bench_smoke(cluster):
 
     out = cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, 1))
     assert 0 < out["first_frame_s"] <= out["all_panes_live_s"]
+
+
+@pytest.mark.cluster
+def test_time_to_verdict_bench_smoke(cluster, tmp_path):
+    from bench.verdicts import bench_time_to_verdict
+
+    out = bench_time_to_verdict(cluster, tmp_path)
+    assert set(out) == {"worker_cannot_join", "container_exits_at_once", "oom_during_load"}
+    assert all(0 <= r["seconds_to_verdict"] < 60 for r in out.values()), out
+    assert (
+        "cannot join" in out["worker_cannot_join"]["cause"]
+        and "out of memory" in out["oom_during_load"]["cause"]
+    )

@@ -451,3 +451,31 @@ def test_up_failure_report_is_masked_and_inert(cluster, tmp_path, run_cli, as_js
     else:
         assert "\x1b" not in out and "\x07" not in out
         assert "unrecognized arguments: --bogus=***" in out
+
+
+def test_progress_is_emitted_only_when_it_changes(cluster, tmp_path):
+    """Polls every 250 ms must not repeat `shards 4/4` or `2/2 nodes` lines until ready."""
+    ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path, env={"SPARK_TEST_SHARD_DELAY": "0.3"})))
+    assert ok
+    stages = [(e.node, e.stage, e.status, e.detail, e.fraction) for e in got if isinstance(e, ev.Stage)]
+    repeats = [a for a, b in zip(stages, stages[1:], strict=False) if a == b]
+    assert repeats == [] and len(stages) == len(set(stages)), stages
+
+
+def test_worker_that_cannot_reach_the_gcs_is_named_in_seconds(cluster, tmp_path):
+    """A firewall on the worker refuses the head's GCS port: the worker is named from its own
+    log lines within seconds (timeouts.ray_join is 120 s), with what its network can reach."""
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    cluster.block_tcp(worker, 29501)
+    try:
+        start = time.monotonic()
+        ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path, executor="ray")))
+        elapsed = time.monotonic() - start
+    finally:
+        cluster.unblock_tcp(worker, 29501)
+    assert not ok and elapsed < 20, elapsed
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert failed.cause.startswith(f"{worker.name}: Ray worker cannot join the head's GCS: "), failed.cause
+    assert f"Failed to connect to GCS at address {head.ip}:29501" in failed.cause
+    assert f"{worker.name} reaches {head.name} at {head.ip}, but not the GCS port 29501" in failed.cause
+    _assert_rolled_back(cluster, 2, got, "")

@@ -22,12 +22,6 @@ from spark_tui.parsers import netif
 from spark_tui.settings.kinds import size_bytes
 from spark_tui.settings.resolve import Config, NodeConfig
 
-# Each node checks the others with its own tools: ping where present, else a TCP connect to sshd.
-# `bash --norc`: run under sshd, bash sources ~/.bashrc even for -c (~120 ms each on Debian).
-REACH_SCRIPT = (
-    'for ip in "$@"; do if command -v ping >/dev/null 2>&1; then ping -c 1 -W 2 "$ip" >/dev/null 2>&1; '
-    'else timeout 3 bash --norc -c "exec 3<>/dev/tcp/$ip/22" 2>/dev/null; fi && echo "ok $ip" || echo "fail $ip" & done; wait'
-)
 # Prints present|missing, then df's table (its last line is the filesystem holding the cache).
 CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; df -Pk "$p" 2>/dev/null || df -Pk "$HOME"'
 
@@ -445,8 +439,7 @@ async def _reach(config: Config, node: NodeConfig, snap: NodeSnapshot, nodes: No
     others = {o["data_ip"]: o for o in config.nodes if o.name != node.name and o["data_ip"]}
     if not others:
         return
-    out = await _run(nodes, node.name, REACH_SCRIPT, *others) or ""
-    ok = {line.split()[1] for line in out.splitlines() if line.startswith("ok ")}
+    ok = await nodes.reaches(node.name, *others) or set()
     for ip, other in others.items():
         if ip in ok:
             add("net.reach", node.name, "pass", f"reaches {other.name} at {ip}")

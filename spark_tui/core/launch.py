@@ -42,6 +42,10 @@ from spark_tui.settings.resolve import Config
 Emit = Callable[[Any], object]  # takes the events of core/events.py
 SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's log when it ends (Ray)
 ASK_WITHOUT_HINT = 5.0
+# What `ray start --address` prints on each attempt that cannot reach the head (Ray's GCS client).
+GCS_UNREACHABLE = re.compile(
+    r"Failed to connect to GCS at address|Unable to connect to GCS at|Timed out while waiting for GCS"
+)
 EXIT_REASON = re.compile(
     r": error: |Error\b|error:|not found|No such file|Killed|denied", re.I
 )  # seconds between HTTP readiness probes before the log says the server started
@@ -95,6 +99,7 @@ class Launch:
         self.clients: dict[str, docker.DockerClient] = {}
         self.started: list[tuple[str, str]] = []  # (node, container id)
         self.t0 = time.monotonic()
+        self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
 
     def _stage(
         self,
@@ -104,6 +109,10 @@ class Launch:
         detail: str = "",
         fraction: float | None = None,
     ) -> None:
+        """Emit a stage event only when something changed: polls repeat the same progress."""
+        if self._shown.get((node, stage)) == (status, detail, fraction):
+            return
+        self._shown[(node, stage)] = (status, detail, fraction)
         self.emit(Stage(node, stage, status, detail, time.monotonic() - self.t0, fraction))
 
     async def run(self) -> bool:
@@ -249,10 +258,16 @@ class Launch:
         want_nodes = len(self.config.nodes)
         want_gpus = self.config["tensor_parallel_size"] * self.config["pipeline_parallel_size"]
         cid = self.started[0][1]
+        cursors = {w: LogCursor() for w in workers}
 
         async def joined():
             for w in workers:
                 await self._alive_or_fail(w)
+                # A worker says it cannot reach the head's GCS on every retry: that is the verdict,
+                # not the join timeout minutes later.
+                for line in cursors[w].fresh(await self._logs(w, **cursors[w].read_args("all"))):
+                    if GCS_UNREACHABLE.search(line):
+                        await self._cannot_join(w, line)
             # containers.get is a blocking HTTP call through the tunnel: never on the event loop.
             res = await asyncio.to_thread(
                 lambda: self.clients[head].containers.get(cid).exec_run(["ray", "status"])
@@ -277,6 +292,25 @@ class Launch:
             lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
         )
         self._stage(head, "vllm", "started", shlex.join(serve))
+
+    async def _cannot_join(self, worker: str, line: str) -> None:
+        """Name the worker that cannot reach the head's Ray GCS, with its line and whether the
+        worker reaches the head's data address at all."""
+        head = self.config.head
+        head_ip = head["data_ip"] or ""
+        reached = await self.nodes.reaches(worker, head_ip) if head_ip else None
+        network = (
+            f"{worker} does not reach {head.name} at {head_ip} over the data network (ping)"
+            if reached is not None and head_ip not in reached
+            else f"{worker} reaches {head.name} at {head_ip}, but not the GCS port "
+            f"{self.config['master_port']} (a firewall, or another address for the head?)"
+            if reached is not None
+            else "the worker could not be asked whether it reaches the head"
+        )
+        raise LaunchError(
+            f"{worker}: Ray worker cannot join the head's GCS: {line.strip()[:200]}; {network}",
+            (await self._logs(worker))[-20:],
+        )
 
     async def _native(self) -> None:
         workers = [n.name for n in self.config.nodes if not n.is_head]

@@ -242,6 +242,31 @@ class Cluster:
     def link_up(self, node: Node) -> None:
         run(["ip", "-n", node.netns, "link", "set", NETDEV, "up"])
 
+    def block_tcp(self, node: Node, port: int) -> None:
+        """The node's outgoing TCP to `port` is refused (a firewall), the rest of its network works."""
+        run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                node.netns,
+                "iptables",
+                "-I",
+                "OUTPUT",
+                "-p",
+                "tcp",
+                "--dport",
+                str(port),
+                "-j",
+                "REJECT",
+            ]
+        )
+
+    def unblock_tcp(self, node: Node, port: int) -> None:
+        rule = ["OUTPUT", "-p", "tcp", "--dport", str(port), "-j", "REJECT"]
+        while run(["ip", "netns", "exec", node.netns, "iptables", "-D", *rule], check=False).returncode == 0:
+            pass
+
     def netem(self, node: Node, delay_ms: int = 0, loss_pct: float = 0.0) -> None:
         """Delay/loss on the node's link. Raises ClusterError with a clear reason where the kernel lacks netem."""
         spec = ["delay", f"{delay_ms}ms"] + (["loss", f"{loss_pct}%"] if loss_pct else [])
