@@ -222,3 +222,24 @@ def test_gpu_driver_not_answering_is_a_named_failure_not_a_crash(cluster, tmp_pa
         assert code == 1 and "Traceback" not in err and "GPU driver not answering" in out
     finally:
         cluster.set_standin(node, SMI_FAIL="")
+
+
+def test_what_else_holds_memory_is_reported_per_node(cluster, tmp_path):
+    """GPU processes (nvidia-smi --query-compute-apps) and running containers not of this cluster,
+    those that look like vLLM or Ray flagged: on unified memory they decide whether a load fits."""
+    node = cluster.nodes[1]
+    image = "vllm-node-old:latest"  # what the community launcher left running
+    cluster.import_image(node, image, variant="other")
+    cluster.docker(node, "run", "-d", "--name", "vllm_community", "--entrypoint", "sleep", image, "600")
+    try:
+        results, by = checks(config_for(cluster, 2, tmp_path))
+    finally:
+        cluster.docker(node, "rm", "-f", "vllm_community")
+        cluster.docker(node, "rmi", "-f", image)
+    foreign = by[("containers.foreign", node.name)]
+    assert foreign.status == "warn" and "vllm_community (vllm-node-old:latest, up " in foreign.message
+    assert "looks like vLLM/Ray" in foreign.message and "docker stop" in foreign.fix
+    assert by[("containers.foreign", cluster.nodes[0].name)].status == "pass"
+    # the stand-in nvidia-smi reports the process of the captured GB10 sample on every node
+    procs = by[("gpu.processes", node.name)]
+    assert procs.status == "warn" and "pid 114687 /usr/local/bin/python 19135 MiB" in procs.message

@@ -349,3 +349,23 @@ def test_after_a_key_remap_no_screen_shows_the_old_key(cluster, tmp_path):
             await pilot.press("q")
 
     asyncio.run(flow())
+
+
+def test_pane_marks_containers_of_others(cluster, tmp_path):
+    worker = cluster.nodes[1]
+    cluster.docker(worker, "run", "-d", "--name", "vllm_community", "--entrypoint", "sleep", tc.IMAGE, "600")
+    app = make_app(cluster, tmp_path)
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(
+                pilot,
+                lambda: worker.name in app.views and app.views[worker.name].foreign,
+                "the worker's pane",
+            )
+            await pilot.pause(0.2)
+            pane = text_of(app.screen, f"#pane-{worker.name} .pane-containers")
+            assert "FOREIGN vllm_community running up" in pane and "(vLLM/Ray?)" in pane, pane
+            await pilot.press("q")
+
+    asyncio.run(flow())

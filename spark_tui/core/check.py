@@ -14,6 +14,7 @@ from typing import Literal
 
 import docker
 
+from spark_tui.core import labels
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
@@ -126,7 +127,9 @@ async def _node_checks(
             f"Docker {h.docker_version}, storage {h.storage_driver}{' / ' + h.snapshotter if h.snapshotter else ''}",
         )
         found_layers = await _image_and_container(config, name, snap, nodes, add)
+        _foreign_containers(config, name, snap, add)
     _gpu(node, snap, add)
+    _gpu_processes(name, snap, add)
     _network(config, node, snap, add)
     await _model_cache(config, node, nodes, add)
     if node.is_head:
@@ -215,6 +218,45 @@ def _gpu(node: NodeConfig, snap: NodeSnapshot, add) -> None:
         )
     else:
         add("gpu.present", node.name, "pass", f"{len(g.gpus)} GPU(s): {names}{label}")
+
+
+def _foreign_containers(config: Config, name: str, snap: NodeSnapshot, add) -> None:
+    """Running containers that are not this cluster's: on unified memory they hold what the load needs."""
+    foreign = [
+        c for c in snap.containers if c.state == "running" and c.labels.get(labels.CLUSTER) != config["name"]
+    ]
+    if not foreign:
+        add("containers.foreign", name, "pass", "no other running containers")
+        return
+    described = [
+        f"{c.name} ({c.image_ref}, {c.uptime or 'running'}){' - looks like vLLM/Ray' if c.looks_like_inference else ''}"
+        for c in foreign
+    ]
+    add(
+        "containers.foreign",
+        name,
+        "warn",
+        f"{len(foreign)} running container(s) not of this cluster: " + "; ".join(described),
+        "they share the node's unified memory with the load: docker stop them if they are not needed",
+    )
+
+
+def _gpu_processes(name: str, snap: NodeSnapshot, add) -> None:
+    """Every process holding GPU memory (nvidia-smi --query-compute-apps), with its MiB."""
+    g = snap.gpu
+    if g is None or not g.present:
+        return
+    if not g.processes:
+        add("gpu.processes", name, "pass", "no process holds GPU memory")
+        return
+    procs = [f"pid {p.pid} {p.name} {p.used_mib if p.used_mib is not None else '?'} MiB" for p in g.processes]
+    add(
+        "gpu.processes",
+        name,
+        "warn",
+        f"{len(procs)} process(es) hold GPU memory on {name}: " + ", ".join(procs),
+        "on a Spark's unified memory they decide whether the model fits: stop them before the launch",
+    )
 
 
 def _network(config: Config, node: NodeConfig, snap: NodeSnapshot, add) -> None:

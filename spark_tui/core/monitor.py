@@ -38,6 +38,7 @@ class NodeView:
     nccl_tail: list[str] = field(default_factory=list)
     nccl_verdicts: list[Verdict] = field(default_factory=list)
     drifted: dict[str, list[str]] = field(default_factory=dict)  # container name -> what differs
+    foreign: set[str] = field(default_factory=set)  # containers not of this cluster
 
     def own_containers(self, cluster: str) -> list[ContainerState]:
         return [c for c in self.snapshot.containers if c.labels.get(labels.CLUSTER) == cluster]
@@ -112,6 +113,9 @@ class Monitor:
                     time.monotonic(), self.config["timeouts.nccl_init"]
                 )
         view.drifted = self.drift_marks(name, snap)
+        view.foreign = {
+            c.name for c in snap.containers if c.labels.get(labels.CLUSTER) != self.config["name"]
+        }
         return view
 
     async def _read_nccl(self, name: str, container: ContainerState) -> None:

@@ -6,7 +6,9 @@ The script prints sections separated by marker lines; each section goes to a pur
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import ipaddress
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -74,6 +76,9 @@ class GpuState:
         return any(g.is_gb10 for g in self.gpus)
 
 
+INFERENCE = re.compile(r"vllm|ray|sglang|nim|tgi|text-generation|llama|ollama|trtllm|tensorrt", re.I)
+
+
 @dataclass
 class ContainerState:
     name: str
@@ -89,6 +94,30 @@ class ContainerState:
     env: list[str] | None = None
     command: list[str] | None = None
     mounts: list[str] | None = None
+
+    @property
+    def uptime(self) -> str:
+        """`up 3h05m`, `up 4m10s`, or "" when not running or the start time is unreadable."""
+        if self.state != "running":
+            return ""
+        try:
+            start = dt.datetime.fromisoformat(self.started_at[:26].rstrip("Z") + "+00:00")
+        except ValueError:
+            return ""
+        secs = int((dt.datetime.now(dt.UTC) - start).total_seconds())
+        if secs < 0:
+            return ""
+        return (
+            f"up {secs // 3600}h{secs % 3600 // 60:02d}m"
+            if secs >= 3600
+            else f"up {secs // 60}m{secs % 60:02d}s"
+        )
+
+    @property
+    def looks_like_inference(self) -> bool:
+        """vLLM, Ray or another model server by its name or image (a `vllm_node` left by the
+        community launcher is the common case): on unified memory it decides whether a load fits."""
+        return bool(INFERENCE.search(f"{self.name} {self.image_ref}"))
 
 
 @dataclass

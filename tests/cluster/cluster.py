@@ -16,13 +16,14 @@ import resource
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
-ROOT = Path(os.environ.get("SPARK_TEST_CLUSTER_DIR", "/tmp/spark-tui-testcluster"))
+ROOT = Path(os.environ.get("SPARK_TEST_CLUSTER_DIR") or Path(tempfile.gettempdir()) / "spark-tui-testcluster")
 STATE = ROOT / "state.json"
 BRIDGE = "spttbr0"
 SUBNET = "10.231.0"

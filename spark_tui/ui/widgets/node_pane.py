@@ -117,6 +117,8 @@ def containers_text(view: NodeView) -> Text:
     for c in snap.containers:
         drift = view.drifted.get(c.name)
         t.append("DRIFT " if drift else "", style="bold reverse red")
+        if c.name in view.foreign:  # not this cluster's: it holds memory all the same
+            t.append("FOREIGN ", style="bold yellow")
         t.append(f"{inert(c.name)} ", style="bold")
         state_style = (
             "green" if c.state == "running" else "yellow" if c.state in ("created", "restarting") else "red"
@@ -124,8 +126,11 @@ def containers_text(view: NodeView) -> Text:
         t.append(c.state, style=state_style)
         if c.health:
             t.append(f" ({c.health})")
-        t.append(f" {_uptime(c.started_at) if c.state == 'running' else ''}")
-        t.append(f" {inert(c.image_ref)}\n", style="dim")
+        t.append(f" {c.uptime}")
+        t.append(f" {inert(c.image_ref)}", style="dim")
+        t.append(
+            " (vLLM/Ray?)\n" if c.name in view.foreign and c.looks_like_inference else "\n", style="yellow"
+        )
         for d in drift or []:
             t.append(f"   {inert(d)}\n", style="red")
     t.rstrip()
@@ -160,21 +165,6 @@ def sparkline(fractions: list[float]) -> str:
 
 def _num(value) -> str:
     return "?" if value is None else f"{value:g}"
-
-
-def _uptime(started_at: str) -> str:
-    import datetime as dt
-
-    try:
-        start = dt.datetime.fromisoformat(started_at[:26].rstrip("Z") + "+00:00")
-    except ValueError:
-        return ""
-    secs = int((dt.datetime.now(dt.UTC) - start).total_seconds())
-    if secs < 0:
-        return ""
-    return (
-        f"up {secs // 3600}h{secs % 3600 // 60:02d}m" if secs >= 3600 else f"up {secs // 60}m{secs % 60:02d}s"
-    )
 
 
 class NodePane(Vertical, can_focus=True):
