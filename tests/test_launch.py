@@ -124,6 +124,29 @@ def test_rollback_when_nccl_init_never_completes(cluster, tmp_path):
     failed = next(e for e in got if isinstance(e, ev.Failed))
     assert any("Init START" in line for line in failed.log_lines)
     assert sum(isinstance(e, ev.Removed) for e in got) == 2
+    # each rank named with its node, from every node's log, and whether the worker reaches the head
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    assert f"rank 0 on {head.name} started, never completed" in failed.cause, failed.cause
+    assert f"rank 1 on {worker.name} started, never completed" in failed.cause
+    assert f"{worker.name} reaches {head.name} at {head.ip}" in failed.cause
+
+
+def test_nccl_hang_under_ray_attributes_worker_ranks_by_address(cluster, tmp_path):
+    """Ray workers' rank lines reach the head's log as `(RayWorkerWrapper pid=N, ip=A)`: the
+    address names the node."""
+    config = config_for(
+        cluster,
+        2,
+        tmp_path,
+        executor="ray",
+        env={"SPARK_TEST_FAIL": "nccl_hang"},
+        **{"timeouts.nccl_init": 2.0},
+    )
+    ok, got, _ = asyncio.run(launch(config))
+    assert not ok
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert f"rank 1 on {cluster.nodes[1].name} started, never completed" in failed.cause, failed.cause
+    _assert_rolled_back(cluster, 2, got, "NCCL init started but not complete")
 
 
 def test_rollback_when_interrupted_mid_launch(cluster, tmp_path):

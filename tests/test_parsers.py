@@ -508,3 +508,19 @@ def test_escape_sequences_made_inert(run_cli, clean_env):
     assert code == 0 and "\x1b" not in out and "\x07" not in out and "\x08" not in out
     assert inert("a\x1b[2Jb\x1b]2;title\x07c\x00d") == "abc^@d"
     assert strip_ansi("[0m ip-1:2:3 [0] x") == " ip-1:2:3 [0] x"
+
+
+def test_nccl_ranks_are_placed_by_host_or_ray_address():
+    s = nccl.parse_text(read("nccl/gb10-nccltests-2node-roce-switch-init.txt"))
+    assert s.rank_origin == {0: "spark-fb97", 1: "spark-4440"} and s.pending_ranks() == {}
+    start_only = [
+        line
+        for line in read("nccl/gb10-nccltests-2node-roce-switch-init.txt").splitlines()
+        if "Init COMPLETE" not in line
+    ]
+    assert nccl.parse_text("\n".join(start_only)).pending_ranks() == {0: "spark-fb97", 1: "spark-4440"}
+    ray = nccl.parse_text(
+        "(RayWorkerWrapper pid=581, ip=10.225.128.18) k8s17:581:581 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 3 "
+        "nranks 4 cudaDev 0 nvmlDev 0 busId 17000 commId 0x9 - Init START"
+    )
+    assert ray.pending_ranks() == {3: "10.225.128.18"}

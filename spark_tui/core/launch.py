@@ -100,6 +100,7 @@ class Launch:
         self.started: list[tuple[str, str]] = []  # (node, container id)
         self.t0 = time.monotonic()
         self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
+        self.hostnames: dict[str, str] = {}  # a node's hostname -> its name
 
     def _stage(
         self,
@@ -122,6 +123,8 @@ class Launch:
             self.specs = {s.node: s for s in planmod.build(self.config)}
             for snap in snaps:
                 self.has_gpu.setdefault(snap.node, bool(snap.gpu and snap.gpu.present))
+            # NCCL names a rank's host by its hostname: map those back to nodes.
+            self.hostnames = {snap.host.hostname: snap.node for snap in snaps if snap.host.hostname}
             await self._preflight()
             if self.config["executor"] == "ray":
                 await self._ray()
@@ -312,6 +315,34 @@ class Launch:
             (await self._logs(worker))[-20:],
         )
 
+    async def _nccl_ranks(self) -> str:
+        """Which ranks started init and did not complete it, on which node, and whether those
+        nodes reach the head's data address. Ranks of Ray workers are in the head's log (by the
+        actor's ip=), native ranks in each node's own log: every node's log is read once here."""
+        merged = NcclParser()
+        for node in self.config.nodes:
+            if any(n == node.name for n, _ in self.started):
+                merged.feed_lines(await self._logs(node.name, tail=2000))
+        s = merged.summary
+        by_address = {n["data_ip"]: n.name for n in self.config.nodes if n["data_ip"]}
+
+        def node_of(origin: str) -> str:
+            return by_address.get(origin) or self.hostnames.get(origin) or origin
+
+        pending = {rank: node_of(origin) for rank, origin in s.pending_ranks().items()}
+        missing = [r for r in range(s.nranks or 0) if r not in s.rank_origin]
+        parts = [f"rank {r} on {where} started, never completed" for r, where in pending.items()]
+        parts += [f"rank {r} never started" for r in missing]
+        head = self.config.head
+        for name in sorted(
+            {where for where in pending.values() if where != head.name and where in by_address.values()}
+        ):
+            reached = await self.nodes.reaches(name, head["data_ip"] or "")
+            if reached is not None:
+                verb = "reaches" if head["data_ip"] in reached else "does NOT reach"
+                parts.append(f"{name} {verb} {head.name} at {head['data_ip']}")
+        return "; ".join(parts) or "no rank lines in the logs (NCCL_DEBUG=INFO shows them)"
+
     async def _native(self) -> None:
         workers = [n.name for n in self.config.nodes if not n.is_head]
         await asyncio.gather(*(self._start(w) for w in workers))
@@ -359,7 +390,7 @@ class Launch:
                 if time.monotonic() > nccl_deadline:
                     raise LaunchError(
                         f"NCCL init started but not complete after {self.config['timeouts.nccl_init']:.0f} s "
-                        f"({s.init_complete}/{s.init_start}): a worker cannot reach the head?",
+                        f"({s.init_complete}/{s.init_start}): " + await self._nccl_ranks(),
                         list(recent_nccl),
                     )
                 return False

@@ -76,6 +76,14 @@ class NcclSummary:
     ibv_failures: list[str] = field(default_factory=list)
     nccl_lines: int = 0
     first_pending_start: float | None = None  # time of the oldest Init START not yet completed
+    # Where each rank's Init lines came from: the Ray actor's address (`ip=` of the line's
+    # `(RayWorkerWrapper pid=N, ip=A)` prefix) when there is one, else NCCL's host field.
+    rank_origin: dict[int, str] = field(default_factory=dict)
+    ranks_complete: set[int] = field(default_factory=set)
+
+    def pending_ranks(self) -> dict[int, str]:
+        """Ranks that started init and have not completed it, with where they run."""
+        return {r: where for r, where in sorted(self.rank_origin.items()) if r not in self.ranks_complete}
 
     def verdicts(
         self, now: float | None = None, hang_after: float = 300.0, stream_ended: bool = False
@@ -203,7 +211,7 @@ class NcclParser:
                 s.warnings.append(msg)
                 error_check(msg)
             else:
-                info(msg, now)
+                info(msg, now, host, line)
         return found
 
     def _bare(self, line: str) -> bool:
@@ -227,7 +235,7 @@ class NcclParser:
         self.summary.errors.append(text.strip())
         return True
 
-    def _info(self, msg: str, now: float | None) -> None:
+    def _info(self, msg: str, now: float | None, host: str = "", line: str = "") -> None:
         s = self.summary
         if msg.startswith(_INFO_PREFIXES):
             self._config_line(msg)
@@ -235,6 +243,11 @@ class NcclParser:
             m = INIT.search(msg)
             if m:
                 s.nranks = int(m.group("nranks"))
+                rank = int(m.group("rank"))
+                actor = actor_of(line) if line.startswith(("(", " ", "\x1b")) else None
+                s.rank_origin.setdefault(rank, (actor[1] if actor and actor[1] else host) or "?")
+                if m.group("what") == "COMPLETE":
+                    s.ranks_complete.add(rank)
                 if m.group("what") == "START":
                     s.init_start += 1
                     if s.first_pending_start is None:
