@@ -201,13 +201,34 @@ def cmd_plan(args) -> int:
     return 1 if problems else 0
 
 
-def _event_printer(as_json: bool, redactor):
-    """Launch and teardown events as lines; what came from a node is masked and inert."""
-    import dataclasses
-
+def _event_line(event, show) -> str | None:
+    """How a launch or teardown event reads as text; `show` masks and makes node text inert."""
     from spark_tui.core import events as ev
 
-    show = redactor.show
+    if isinstance(event, ev.Stage):
+        frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
+        return f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {show(event.detail)}"
+    if isinstance(event, ev.Ready):
+        return f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}"
+    if isinstance(event, ev.Failed):
+        return "\n".join(
+            [f"FAILED: {show(event.cause)}"] + [f"    | {show(line)}" for line in event.log_lines]
+        )
+    if isinstance(event, ev.Removed):
+        return f"removed {event.container} ({event.image}) on {event.node}"
+    if isinstance(event, ev.StillHolding):
+        return f"STILL HOLDING {event.container} on {event.node}: {show(event.reason)}"
+    if isinstance(event, ev.DriftItem):
+        return (
+            f"DRIFT {event.node} {event.what}: requested {show(event.requested)}, actual {show(event.actual)}"
+        )
+    return None
+
+
+def _event_printer(as_json: bool, redactor):
+    """Launch and teardown events, one line per change (or JSON lines); what came from a node is
+    masked and inert."""
+    import dataclasses
 
     def masked(value):
         if isinstance(value, str):
@@ -219,27 +240,9 @@ def _event_printer(as_json: bool, redactor):
             fields = {k: masked(v) for k, v in dataclasses.asdict(event).items()}
             print(json.dumps({"event": type(event).__name__, **fields}), flush=True)
             return
-        if isinstance(event, ev.Stage):
-            frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
-            print(
-                f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {show(event.detail)}",
-                flush=True,
-            )
-        elif isinstance(event, ev.Ready):
-            print(f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}", flush=True)
-        elif isinstance(event, ev.Failed):
-            print(f"FAILED: {show(event.cause)}", flush=True)
-            for line in event.log_lines:
-                print(f"    | {show(line)}")
-        elif isinstance(event, ev.Removed):
-            print(f"removed {event.container} ({event.image}) on {event.node}", flush=True)
-        elif isinstance(event, ev.StillHolding):
-            print(f"STILL HOLDING {event.container} on {event.node}: {show(event.reason)}", flush=True)
-        elif isinstance(event, ev.DriftItem):
-            print(
-                f"DRIFT {event.node} {event.what}: requested {show(event.requested)}, actual {show(event.actual)}",
-                flush=True,
-            )
+        line = _event_line(event, redactor.show)
+        if line is not None:
+            print(line, flush=True)
 
     return emit
 
@@ -254,9 +257,18 @@ def cmd_up(args) -> int:
     config = load_config(args)
     from spark_tui.core.redact import Redactor
 
-    emit = _event_printer(args.json, Redactor(lambda: config))  # follows config as detection updates it
+    redactor = Redactor(lambda: config)  # follows config as detection updates it
     for w in config.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    bars = None
+    if not args.json and sys.stdout.isatty():
+        # A person watching: live bars per node and stage; the other events printed above them.
+        from spark_tui.stage_bars import StageBars
+
+        bars = StageBars(lambda event: _event_line(event, redactor.show), redactor.show)
+        emit = bars.emit
+    else:
+        emit = _event_printer(args.json, redactor)
 
     async def main() -> int:
         from spark_tui.core.live import detected_lines
@@ -276,7 +288,10 @@ def cmd_up(args) -> int:
                 emit(item)
             return 1 if items else 0
 
-    return asyncio.run(main())
+    if bars is None:
+        return asyncio.run(main())
+    with bars:
+        return asyncio.run(main())
 
 
 def cmd_down(args) -> int:

@@ -1,6 +1,7 @@
 """The real `spark-tui` command in a real terminal (tmux): keys sent, screen captured."""
 
 import os
+import subprocess
 import sys
 import time
 
@@ -46,3 +47,30 @@ def test_cockpit_in_tmux(cluster, tmp_path):
         assert done.read_text().strip() == "0"
     finally:
         term.kill()
+
+
+def test_headless_up_on_a_terminal_draws_live_bars(cluster, tmp_path):
+    """On a terminal `up` draws a bar per node and stage (the other events above them); piped, it
+    prints one line per change (tests/test_launch.py)."""
+    from tests.cluster import cluster as tc
+
+    term = Terminal("spark-tui-up")
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "TERM": "xterm-256color"}
+    flags = " ".join(tc.SANDBOX_FLAGS)
+    command = f"{sys.executable} -m spark_tui up --cluster {path} {flags} -e SPARK_TEST_SHARD_DELAY=0.2; echo EXIT=$?; sleep 60"
+    term.start(command, env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        screen = term.wait_for("EXIT=", timeout=90)
+        assert "EXIT=0" in screen and "READY in" in screen, screen
+        bars = [line for line in screen.splitlines() if "━" in line]
+        assert any("shards" in line for line in bars), screen
+        assert any(line.split()[0] == cluster.nodes[1].name and "container" in line for line in bars), screen
+        assert "[  " not in screen  # no per-line stage log on a terminal
+    finally:
+        term.kill()
+        subprocess.run(
+            [sys.executable, "-m", "spark_tui", "down", "--cluster", path, "--yes"],
+            env=env,
+            capture_output=True,
+        )
