@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 
 class Terminal:
@@ -60,6 +61,13 @@ class Terminal:
 
     def keys(self, *k: str) -> None:
         subprocess.run(["tmux", "send-keys", "-t", self.session, *k], check=True)
+
+    def exit_code(self, done: Path, timeout: float = 15) -> str:
+        """What the command wrote to `done` on exit (`...; echo $? > done`), waiting for it."""
+        deadline = time.monotonic() + timeout
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return done.read_text().strip()
 
     def kill(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.session], capture_output=True)
