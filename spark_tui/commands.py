@@ -328,15 +328,17 @@ def cmd_check(args) -> int:
 
     from spark_tui.core.check import run_checks
     from spark_tui.core.nodes import Nodes
+    from spark_tui.parsers.text import inert
 
     config = load_config(args)
     marks = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skipped": "SKIP"}
 
     def show(r) -> None:
         if not args.json:
+            # Messages quote what nodes print (process names, interface names): shown inert.
             print(
-                f"[{marks[r.status]}] {r.node:<10} {r.id:<20} {r.message}"
-                + (f"\n       fix: {r.fix}" if r.fix and r.status != "pass" else ""),
+                f"[{marks[r.status]}] {r.node:<10} {r.id:<20} {inert(r.message)}"
+                + (f"\n       fix: {inert(r.fix)}" if r.fix and r.status != "pass" else ""),
                 flush=True,
             )
 
