@@ -524,3 +524,17 @@ def test_nccl_ranks_are_placed_by_host_or_ray_address():
         "nranks 4 cudaDev 0 nvmlDev 0 busId 17000 commId 0x9 - Init START"
     )
     assert ray.pending_ranks() == {3: "10.225.128.18"}
+
+
+@pytest.mark.parametrize(
+    "name, address, words",
+    [
+        ("ray-start-gcs-unreachable-anonymised-address-mmeureka54.txt", ":6379", "was empty"),
+        ("ray-unable-to-connect-gcs-utils-warning-ray36651.txt", "10.0.53.19:49650", "firewall"),
+    ],
+)
+def test_ray_gcs_unreachable_is_a_verdict_with_the_address(name, address, words):
+    s = vllm.parse_text(read(f"docker/{name}"))
+    assert s.gcs_unreachable == address
+    verdict = next(v for v in s.verdicts() if v.code == "gcs_unreachable")
+    assert verdict.level == "error" and address in verdict.text and words in verdict.text

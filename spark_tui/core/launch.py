@@ -36,17 +36,13 @@ from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
 from spark_tui.parsers.nccl import NcclParser
-from spark_tui.parsers.vllm import VllmParser, parse_ray_status
+from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[Any], object]  # takes the events of core/events.py
 SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's log when it ends (Ray)
 # Seconds between HTTP readiness probes before the log says the server started.
 ASK_WITHOUT_HINT = 5.0
-# What `ray start --address` prints on each attempt that cannot reach the head (Ray's GCS client).
-GCS_UNREACHABLE = re.compile(
-    r"Failed to connect to GCS at address|Unable to connect to GCS at|Timed out while waiting for GCS"
-)
 # The line of an exited container's log that says why it exited.
 EXIT_REASON = re.compile(r": error: |Error\b|error:|not found|No such file|Killed|denied", re.I)
 

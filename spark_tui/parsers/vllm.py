@@ -14,6 +14,11 @@ SHARDS = re.compile(
 ONLY_PREFIX = re.compile(r"^\((?P<proc>\w+) pid=\d+(?:, ip=[\d.]+)?\)\s*$")
 UVICORN = re.compile(r"Uvicorn running on (?P<url>https?://\S+)")
 API_START = re.compile(r"Starting vLLM API server \d+ on (?P<url>https?://\S+)")
+# What `ray start --address` prints on each attempt that cannot reach the head (Ray's GCS client).
+GCS_UNREACHABLE = re.compile(
+    r"Failed to connect to GCS at address (?P<addr>\S*?)\.? within|Unable to connect to GCS at (?P<addr2>\S+?)\.?(?:\s|$)"
+    r"|Timed out while waiting for GCS"
+)
 LOCAL_IP = re.compile(r"Local node IP: (?P<ip>[\d.]+)")
 OOM = re.compile(
     r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|Free memory on device \S+ \([\d./ ]+GiB\) on startup is less than desired"
@@ -68,6 +73,7 @@ class VllmSummary:
     oom: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     tp_exceeds: tuple[int, int] | None = None
+    gcs_unreachable: str | None = None  # the address `ray start` could not reach ("" when it had none)
     metrics: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -95,6 +101,19 @@ class VllmSummary:
             out.append(Verdict("ok", "api_started", f"API server started{at}"))
         elif self.shards_total:
             out.append(Verdict("warn", "loading", f"loading shards {self.shards_done}/{self.shards_total}"))
+        if self.gcs_unreachable is not None:
+            addr = self.gcs_unreachable
+            hint = (
+                f"the address has no host ({addr}): the head address given to `ray start --address` was empty "
+                "(an unset variable?)"
+                if addr.startswith(":") or not addr
+                else f"check that the head runs Ray at {addr} and that this node reaches it (firewall, data address)"
+            )
+            out.append(
+                Verdict(
+                    "error", "gcs_unreachable", f"Ray cannot reach the head's GCS at {addr or '?'}: {hint}"
+                )
+            )
         if self.ray_started:
             out.append(Verdict("ok", "ray_started", "Ray runtime started"))
         return out
@@ -130,6 +149,10 @@ class VllmParser:
                 s.endpoint = m.group("url")
         elif "Ray runtime started" in line:
             s.ray_started = True
+        elif "GCS" in line and GCS_UNREACHABLE.search(line):
+            m = GCS_UNREACHABLE.search(line)
+            if m and s.gcs_unreachable is None:
+                s.gcs_unreachable = m.group("addr") or m.group("addr2") or ""
         elif "Local node IP" in line:
             m = LOCAL_IP.search(line)
             if m and m.group("ip") not in s.ray_node_ips:
