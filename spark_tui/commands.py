@@ -105,18 +105,22 @@ def cmd_status(args) -> int:
     import asyncio
     import dataclasses
 
+    from spark_tui.core.live import with_detected
     from spark_tui.core.nodes import Nodes
     from spark_tui.status_text import render
 
     config = load_config(args)
 
     async def once(nodes):
+        """One look at every node: the snapshot that resolves the detected values also feeds the
+        report, and drift compares with the plan those values make (like with like)."""
         from spark_tui.core import labels
         from spark_tui.core.drift import drift
 
-        snaps = await nodes.snapshot_all()
+        nonlocal config
+        config, snaps = await with_detected(config, nodes)
         ours = any(c.labels.get(labels.CLUSTER) == config["name"] for s in snaps for c in s.containers)
-        items = [i for i in await drift(config, nodes) if i.what != "missing"] if ours else []
+        items = [i for i in await drift(config, nodes, live=True) if i.what != "missing"] if ours else []
         if args.json:
             _print_json(
                 {
@@ -131,10 +135,7 @@ def cmd_status(args) -> int:
         return snaps
 
     async def main():
-        nonlocal config
         async with Nodes(config) as nodes:
-            # Drift compares like with like: the plan with the values `up` detected.
-            config, _ = await _live_config(args, nodes, config)
             snaps = await once(nodes)
             while args.watch:
                 await asyncio.sleep(config["refresh_interval"])
@@ -148,13 +149,6 @@ def cmd_status(args) -> int:
     return 0 if all(s.reachable and not s.docker_error for s in snaps) else 1
 
 
-def _live_config(args, nodes, config):
-    """The configuration with what the nodes show (detected netdev, hca, home): what `up` uses."""
-    from spark_tui.core.live import with_detected
-
-    return with_detected(config, nodes)
-
-
 def cmd_plan(args) -> int:
     """The container spec `up` would create on each node: the nodes are asked for the values
     `up` detects, so the plan holds them too (labelled as detected, with the evidence)."""
@@ -162,7 +156,7 @@ def cmd_plan(args) -> int:
     import dataclasses
 
     from spark_tui.core import plan
-    from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines
+    from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines, with_detected
     from spark_tui.core.nodes import Nodes
 
     async def main():
@@ -170,7 +164,7 @@ def cmd_plan(args) -> int:
         if args.offline:
             return config, [], {}
         async with Nodes(config) as nodes:
-            config, snaps = await _live_config(args, nodes, config)
+            config, snaps = await with_detected(config, nodes)
             return config, snaps, await image_entrypoints(config, nodes)
 
     config, snaps, entrypoints = asyncio.run(main())
@@ -252,6 +246,7 @@ def cmd_up(args) -> int:
 
     from spark_tui.core.drift import drift
     from spark_tui.core.launch import Launch
+    from spark_tui.core.live import with_detected
     from spark_tui.core.nodes import Nodes
 
     config = load_config(args)
@@ -276,14 +271,14 @@ def cmd_up(args) -> int:
         nonlocal config
         async with Nodes(config) as nodes:
             # Unset netdev/hca and ~ take what the nodes show, labelled "detected" in the provenance.
-            config, snaps = await _live_config(args, nodes, config)
+            config, snaps = await with_detected(config, nodes)
             for line in detected_lines(config):
                 print(line, file=sys.stderr)
             has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
-            ok = await Launch(config, nodes, emit, has_gpu).run()
+            ok = await Launch(config, nodes, emit, has_gpu, snapshots=snaps).run()
             if not ok:
                 return 1
-            items = await drift(config, nodes)
+            items = await drift(config, nodes, live=True)
             for item in items:
                 emit(item)
             return 1 if items else 0

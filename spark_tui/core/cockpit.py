@@ -155,9 +155,9 @@ class CockpitCore:
         config, snaps = await with_detected(self.config, self.nodes, redetect)
         self._use(config)
         has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
-        ok = await Launch(self.config, self.nodes, emit, has_gpu).run()
+        ok = await Launch(self.config, self.nodes, emit, has_gpu, snapshots=snaps).run()
         if ok:
-            for item in await drift(self.config, self.nodes):
+            for item in await drift(self.config, self.nodes, live=True):
                 emit(item)
         return ok
 

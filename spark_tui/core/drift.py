@@ -15,10 +15,12 @@ from spark_tui.core.nodes import Nodes
 from spark_tui.settings.resolve import Config
 
 
-async def drift(config: Config, nodes: Nodes) -> list[DriftItem]:
+async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftItem]:
     """Compare what runs with the plan: image (reference and layers), env, command, config hash.
-    Like with like: the plan holds what the nodes show for values left to detection, as `up` did."""
-    config, _ = await with_detected(config, nodes)
+    Like with like: the plan holds what the nodes show for values left to detection, as `up` did.
+    `live`: `config` was just resolved with what the nodes show (core/live.py), no need to look again."""
+    if not live:
+        config, _ = await with_detected(config, nodes)
     specs = planmod.build(config)
     items: list[DriftItem] = []
     layers: dict[str, tuple] = {}  # node -> layer digests of the image its container runs

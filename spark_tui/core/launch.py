@@ -35,6 +35,7 @@ from spark_tui.core.events import (
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nodes import Nodes
+from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser
 from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status
 from spark_tui.settings.resolve import Config
@@ -86,8 +87,18 @@ def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
 class Launch:
     """One `spark-tui up`. Tracks what it started so a failure removes exactly that."""
 
-    def __init__(self, config: Config, nodes: Nodes, emit: Emit, has_gpu: dict[str, bool] | None = None):
+    def __init__(
+        self,
+        config: Config,
+        nodes: Nodes,
+        emit: Emit,
+        has_gpu: dict[str, bool] | None = None,
+        snapshots: list[NodeSnapshot] | None = None,
+    ):
+        """`snapshots`: the nodes as the caller just saw them, `config` resolved with what they
+        showed (core/live.py); without them the launch looks at the nodes itself first."""
         self.config = config
+        self.snapshots = snapshots
         self.nodes = nodes
         self.emit = emit
         self.specs = {s.node: s for s in planmod.build(config)}
@@ -115,7 +126,9 @@ class Launch:
     async def run(self) -> bool:
         try:
             # The configuration as the nodes make it (detected netdev, hca, ~), whoever built it.
-            self.config, snaps = await with_detected(self.config, self.nodes)
+            snaps = self.snapshots
+            if snaps is None:
+                self.config, snaps = await with_detected(self.config, self.nodes)
             self.specs = {s.node: s for s in planmod.build(self.config)}
             for snap in snaps:
                 self.has_gpu.setdefault(snap.node, bool(snap.gpu and snap.gpu.present))

@@ -7,8 +7,13 @@ so what `plan` shows, what `up` creates and what drift compares against are one 
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable
 
+import docker
+
+from spark_tui.core.errors import ENGINE_ERRORS
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
 from spark_tui.settings.resolve import Config, redetect
@@ -54,12 +59,6 @@ def unreachable_lines(snaps: list[NodeSnapshot]) -> list[str]:
 
 async def image_entrypoints(config: Config, nodes: Nodes) -> dict[str, str]:
     """Per node, what the image's own ENTRYPOINT is (which spark-tui's replaces), for `plan`."""
-    import asyncio
-    import json
-
-    import docker
-
-    from spark_tui.core.errors import ENGINE_ERRORS
 
     async def one(name: str) -> tuple[str, str]:
         try:
