@@ -107,6 +107,7 @@ def cmd_status(args) -> int:
 
     from spark_tui.core.live import with_detected
     from spark_tui.core.nodes import Nodes
+    from spark_tui.parsers.text import inert
     from spark_tui.status_text import render
 
     config = load_config(args)
@@ -114,24 +115,17 @@ def cmd_status(args) -> int:
     async def once(nodes):
         """One look at every node: the snapshot that resolves the detected values also feeds the
         report, and drift compares with the plan those values make (like with like)."""
-        from spark_tui.core import labels
-        from spark_tui.core.drift import drift
+        from spark_tui.core.cluster_state import as_lines, cluster_state
 
         nonlocal config
         config, snaps = await with_detected(config, nodes)
-        ours = any(c.labels.get(labels.CLUSTER) == config["name"] for s in snaps for c in s.containers)
-        items = [i for i in await drift(config, nodes, live=True) if i.what != "missing"] if ours else []
+        state = await cluster_state(config, nodes, snaps)
         if args.json:
-            _print_json(
-                {
-                    "nodes": [dataclasses.asdict(s) for s in snaps],
-                    "drift": [dataclasses.asdict(i) for i in items],
-                }
-            )
+            _print_json({"nodes": [dataclasses.asdict(s) for s in snaps], **dataclasses.asdict(state)})
         else:
             print(render(snaps, config))
-            for i in items:
-                print(f"DRIFT {i.node} {i.what}: requested {i.requested}, actual {i.actual}")
+            print()
+            print("\n".join(inert(line) for line in as_lines(state, config)))
         return snaps
 
     async def main():
@@ -202,8 +196,13 @@ def _event_line(event, show) -> str | None:
     if isinstance(event, ev.Stage):
         frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
         return f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {show(event.detail)}"
+    if isinstance(event, ev.NcclNet):
+        return f"{'WARNING ' if event.level == 'warn' else ''}{event.node} {show(event.text)}"
     if isinstance(event, ev.Ready):
-        return f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}"
+        return "\n".join(
+            [f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}"]
+            + [f"  {n.node:<10} {show(n.text)}" for n in event.nccl]
+        )
     if isinstance(event, ev.Failed):
         return "\n".join(
             [f"FAILED: {show(event.cause)}"] + [f"    | {show(line)}" for line in event.log_lines]

@@ -16,6 +16,7 @@ from spark_tui.core import events as ev
 from spark_tui.core.check import CheckResult
 from spark_tui.core.logs import LogLines, StreamState
 from spark_tui.core.monitor import ImageRow, NodeView
+from spark_tui.core.nccl_nodes import per_node
 from spark_tui.core.probes import ContainerState, GpuState, HostInfo, NodeSnapshot
 from spark_tui.core.redact import Redactor
 from spark_tui.parsers import gpu, netif
@@ -107,6 +108,7 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
         nccl=parser.summary,
         nccl_tail=tail[-4:],
         nccl_verdicts=parser.summary.verdicts(0.0),
+        nccl_net=per_node(config, {name: parser.summary})[name],
     )
     if drift:
         view.drifted = {"vllm_node": [f"image vllm-node:old (requested {IMAGE})"]}
@@ -206,7 +208,17 @@ class FrozenCore:
         emit(ev.Stage(head, "shards", "progress", "7/16", 41.0, 7 / 16))
         emit(ev.Stage(head, "shards", "progress", "16/16", 73.5, 1.0))
         emit(
-            ev.Ready(f"http://{self.config.head['data_ip']}:8000/v1", self.config["served_model_name"], 96.4)
+            ev.Ready(
+                f"http://{self.config.head['data_ip']}:8000/v1",
+                self.config["served_model_name"],
+                96.4,
+                [
+                    ev.NcclNet(
+                        n.name, "ok", f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {n['netdev']}"
+                    )
+                    for n in self.config.nodes
+                ],
+            )
         )
         return True
 

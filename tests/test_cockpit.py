@@ -304,7 +304,9 @@ def test_edited_connection_settings_are_the_ones_connected_with(cluster, tmp_pat
 
 
 def test_cockpit_opened_after_headless_up_shows_no_false_drift(cluster, tmp_path, run_cli):
-    """`up` detects netdev/hca/home; the cockpit opened afterwards must compare with the same plan."""
+    """`up` detects netdev/hca/home; the cockpit opened afterwards must compare with the same plan.
+    Each pane says its node's NCCL transport; with Ray (the default executor) a worker's NCCL
+    lines are in the head's log, attributed to the worker by the actor's address."""
     path = cluster.cluster_file(2, tmp_path / "c2.yaml")
     code, out, err = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     assert code == 0, out + err
@@ -320,6 +322,14 @@ def test_cockpit_opened_after_headless_up_shows_no_false_drift(cluster, tmp_path
             )
             await pilot.pause(0.6)  # a second refresh of each node, with the detected values in place
             assert all(app.views[n].drifted == {} for n in names), {n: app.views[n].drifted for n in names}
+            worker = cluster.nodes[1]
+            await until(
+                pilot,
+                lambda: "IB/RoCE" in text_of(app.screen, f"#pane-{worker.name} .pane-nccl"),
+                "worker's NCCL transport",
+            )
+            pane = text_of(app.screen, f"#pane-{worker.name} .pane-nccl")
+            assert f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {worker.ip}" in pane
             await pilot.press("q")
 
     asyncio.run(flow())

@@ -1,6 +1,7 @@
 """Launch, readiness, rollback, teardown and drift on the namespace test cluster."""
 
 import asyncio
+import json
 import shlex
 import tempfile
 import time
@@ -78,6 +79,13 @@ def test_up_ready_drift_clean_down_clean(cluster, tmp_path, executor, count):
     if executor == "ray":
         assert any(isinstance(e, ev.Stage) and e.stage == "ray_join" and e.status == "done" for e in got)
     assert any(isinstance(e, ev.Stage) and e.stage == "shards" and e.fraction == 1.0 for e in got)
+    # Every node's NCCL transport in the READY report, a Ray worker's too (its lines are in the head's log).
+    nets = {n.node: n for n in ready[0].nccl}
+    for node in cluster.nodes[:count]:
+        assert nets[node.name].level == "ok", nets
+        assert nets[node.name].text == (
+            f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}"
+        )
     ok, got = asyncio.run(down(config))
     assert ok and sum(isinstance(e, ev.Removed) for e in got) == count
     assert all(ids == [] for ids in containers(cluster, count).values())
@@ -147,6 +155,52 @@ def test_nccl_hang_under_ray_attributes_worker_ranks_by_address(cluster, tmp_pat
     failed = next(e for e in got if isinstance(e, ev.Failed))
     assert f"rank 1 on {cluster.nodes[1].name} started, never completed" in failed.cause, failed.cause
     _assert_rolled_back(cluster, 2, got, "NCCL init started but not complete")
+
+
+@pytest.mark.parametrize("executor", ["ray", "native"])
+def test_socket_fallback_is_a_warning_naming_its_source(cluster, tmp_path, executor):
+    """NCCL_IB_DISABLE=1 from --env sends NCCL over TCP: said per node as soon as the lines show it
+    (before READY), with the variable and where its value came from."""
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "NCCL_IB_DISABLE": "1"}
+    config = config_for(cluster, 2, tmp_path, executor=executor, env=env)
+    ok, got, _ = asyncio.run(launch(config))
+    assert ok, got
+    ready_at = next(i for i, e in enumerate(got) if isinstance(e, ev.Ready))
+    early = {e.node: e for e in got[:ready_at] if isinstance(e, ev.NcclNet)}
+    for node in cluster.nodes[:2]:
+        assert early[node.name].level == "warn"
+        assert early[node.name].text == (
+            f"NCCL: Socket (TCP, not RoCE) over {tc.NETDEV} {node.ip}: "
+            "NCCL_IB_DISABLE=1 from env (command line --env)"
+        )
+    assert [n.level for n in got[ready_at].nccl] == ["warn", "warn"]
+    asyncio.run(down(config))
+
+
+def test_socket_fallback_from_a_down_hca_names_the_port(cluster, tmp_path):
+    """A RoCE port that is down leaves NCCL no IB device: the warning names the HCA and its state
+    as the node's ibdev2netdev shows it; where spark-tui sees no cause it says so."""
+    head, worker = cluster.nodes[:2]
+    cluster.set_host_tool_sample(
+        worker, IBDEV_SAMPLE="netif/ibdev2netdev-dgxspark-f0-up-perfguide-spark-5c2d.txt"
+    )
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_IB_DOWN": "1"}
+    config = config_for(cluster, 2, tmp_path, executor="native", env=env)
+    try:
+        ok, got, _ = asyncio.run(launch(config))
+        assert ok, got
+        nets = {n.node: n for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
+        assert nets[worker.name].text.endswith(
+            f": HCA rocep1s0f1 is Down, roceP2p1s0f1 is Down on {worker.name}"
+        ), nets
+        assert nets[head.name].text.endswith(
+            ": cause not in the log: check /dev/infiniband in the container and `ibdev2netdev` on the node"
+        )
+    finally:
+        cluster.set_host_tool_sample(
+            worker, IBDEV_SAMPLE="netif/ibdev2netdev-dgxspark-three-sparks-all-up.txt"
+        )
+        asyncio.run(down(config))
 
 
 def test_rollback_when_interrupted_mid_launch(cluster, tmp_path):
@@ -273,6 +327,35 @@ def test_status_shows_drift_after_a_hand_replacement(cluster, tmp_path, run_cli)
         "SPARK_TEST_SHARD_DELAY=0.02",
     )
     assert f"DRIFT {worker.name} image: requested {tc.IMAGE}, actual hand/made:1" in out
+
+
+def test_status_tells_the_whole_story(cluster, tmp_path, run_cli):
+    """Serving state (endpoint, model, ready), NCCL per node, foreign containers, drift."""
+    config = config_for(cluster, 2, tmp_path, executor="ray")
+    ok, _, _ = asyncio.run(launch(config))
+    assert ok
+    head, worker = cluster.nodes[:2]
+    cluster.docker(worker, "run", "-d", "--name", "vllm_leftover", "--entrypoint", "sleep", tc.IMAGE, "300")
+    argv = ["status", "--cluster", str(tmp_path / "c2.yaml"), *tc.SANDBOX_FLAGS, "--executor", "ray"]
+    code, out, _ = run_cli(*argv, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    assert code == 0, out
+    model = config["served_model_name"]
+    assert f"cluster {config['name']}: READY: {model} at http://{head.ip}:8000/v1" in out, out
+    for node in (head, worker):
+        assert (
+            f"{node.name:<10} NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}"
+            in out
+        )
+    assert f"FOREIGN {worker.name} vllm_leftover (running, image {tc.IMAGE}, up " in out
+    assert "looks like vLLM/Ray" in out and "DRIFT" not in out
+    # The endpoint stops answering: the container still runs, the cluster is not serving.
+    cluster.docker(head, "exec", "vllm_node", "killall", "httpd")
+    code, out, _ = run_cli(*argv, "--json", "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    data = json.loads(out)
+    assert data["serving"]["ready"] is False and data["running"] == [head.name, worker.name]
+    assert "not answering" in data["serving"]["detail"]
+    assert [c["name"] for c in data["foreign"][worker.name]] == ["vllm_leftover"]
+    asyncio.run(down(config))
 
 
 def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_path):

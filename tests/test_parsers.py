@@ -161,6 +161,33 @@ def test_ray_actor_prefix_is_recognised():
     assert nccl.is_nccl_line(line)
 
 
+def test_network_facts_are_kept_per_origin():
+    """Two DGX Sparks interleaved in one stream: each host's transport, HCAs and bootstrap apart."""
+    s = nccl.parse_text(read("nccl/gb10-nccltests-2node-roce-switch-init.txt"))
+    for host, ip in (("spark-fb97", "192.168.100.15"), ("spark-4440", "192.168.100.16")):
+        net = s.by_origin[host]
+        assert (net.transport, net.hcas) == ("IB", ["rocep1s0f1", "roceP2p1s0f1"])
+        assert net.bootstrap == [("enp1s0f1np1", ip)]
+    s = nccl.parse_text(read("nccl/dgxspark-vllm-worker-roce-nccl2.31.txt"))
+    assert s.by_origin["edgexpert-5ead"].env["NCCL_IB_DISABLE"] == "0"
+    s = nccl.parse_text(read("nccl/dgxa100-forced-socket-nccl676.txt"))
+    assert s.by_origin["gpu01"].transport == "Socket"
+
+
+def test_ray_worker_lines_belong_to_the_actor_address():
+    worker = "(RayWorkerWrapper pid=7, ip=10.0.0.2) spark-b:7:7 [0] NCCL INFO "
+    s = _stream(
+        "spark-a:1:1 [0] NCCL INFO Using network IB",
+        worker + "NCCL_IB_DISABLE set by environment to 1.",
+        worker + "NET/Socket : Using [0]eth1:10.0.0.2<0>",
+        worker + "Using network Socket",
+    )
+    assert s.by_origin["spark-a"].transport == "IB"
+    assert s.by_origin["10.0.0.2"].transport == "Socket"
+    assert s.by_origin["10.0.0.2"].env == {"NCCL_IB_DISABLE": "1"}
+    assert s.by_origin["10.0.0.2"].bootstrap == [("eth1", "10.0.0.2")]
+
+
 def _stream(*lines):
     p = nccl.NcclParser()
     for i, line in enumerate(lines):

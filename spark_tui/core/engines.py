@@ -94,3 +94,18 @@ def exact_container(client: docker.DockerClient, name: str):
         if c.name == name:
             return c
     return None
+
+
+def log_head(client: docker.DockerClient, name: str, max_bytes: int = 8 << 20) -> list[str]:
+    """The first lines of a container's log, up to `max_bytes`: NCCL and vLLM say how they
+    started at the start, and a server that has run for days has logged far more since."""
+    stream = client.containers.get(name).logs(stream=True, follow=False)
+    buf = bytearray()
+    try:
+        for chunk in stream:
+            buf += chunk
+            if len(buf) >= max_bytes:
+                break
+    finally:
+        stream.close()
+    return buf.decode("utf-8", errors="replace").splitlines()

@@ -21,10 +21,20 @@ class Stage:
 
 
 @dataclass
+class NcclNet:
+    """The transport NCCL runs on for one node, said when its lines show it (and again in Ready)."""
+
+    node: str
+    level: str  # ok | warn | unknown
+    text: str
+
+
+@dataclass
 class Ready:
     endpoint: str
     model: str
     elapsed: float
+    nccl: list[NcclNet] = field(default_factory=list)  # every node's NCCL transport
 
 
 @dataclass
@@ -56,5 +66,5 @@ class DriftItem:
 
 
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
-LaunchEvent = Stage | Ready | Failed | Removed | StillHolding | DriftItem
+LaunchEvent = Stage | NcclNet | Ready | Failed | Removed | StillHolding | DriftItem
 TeardownEvent = Stage | Removed | StillHolding

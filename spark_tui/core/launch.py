@@ -8,11 +8,9 @@ that node's SSH tunnel.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shlex
 import time
-import urllib.request
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -20,11 +18,12 @@ from typing import Any
 import docker
 import requests
 
-from spark_tui.core import engines
+from spark_tui.core import engines, serving
 from spark_tui.core import plan as planmod
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.events import (
     Failed,
+    NcclNet,
     Ready,
     Removed,
     Stage,
@@ -34,6 +33,7 @@ from spark_tui.core.events import (
 )
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
+from spark_tui.core.nccl_nodes import NcclWatch
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser
@@ -108,6 +108,7 @@ class Launch:
         self.t0 = time.monotonic()
         self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
         self.hostnames: dict[str, str] = {}  # a node's hostname -> its name
+        self.snaps: list[NodeSnapshot] = []
 
     def _stage(
         self,
@@ -134,13 +135,17 @@ class Launch:
                 self.has_gpu.setdefault(snap.node, bool(snap.gpu and snap.gpu.present))
             # NCCL names a rank's host by its hostname: map those back to nodes.
             self.hostnames = {snap.host.hostname: snap.node for snap in snaps if snap.host.hostname}
+            self.snaps = snaps
             await self._preflight()
             if self.config["executor"] == "ray":
                 await self._ray()
             else:
                 await self._native()
-            endpoint = await self._wait_ready()
-            self.emit(Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0))
+            endpoint, watch = await self._wait_ready()
+            nets = [NcclNet(n.node, n.level, n.text()) for n in watch.nets().values()]
+            self.emit(
+                Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0, nets)
+            )
             return True
         except LaunchError as exc:
             self.emit(Failed(exc.cause, exc.log_lines))
@@ -357,16 +362,19 @@ class Launch:
         await asyncio.gather(*(self._start(w) for w in workers))
         await self._start(self.config.head.name)
 
-    async def _wait_ready(self) -> str:
+    async def _wait_ready(self) -> tuple[str, NcclWatch]:
         head = self.config.head
-        nccl, vllm_p = NcclParser(), VllmParser()
-        # Each poll reads only what the head logged since the last one (a model load logs for
+        watch = NcclWatch(self.config, self.snaps)
+        nccl, vllm_p = watch.parser(head.name), VllmParser()
+        # Each poll reads only what a log gained since the last one (a model load logs for
         # many minutes; re-reading the whole log every poll grew with its length).
         cursor = LogCursor()
+        # Native ranks log into their own node's container; Ray workers' ranks into the head's.
+        others = {} if self.config["executor"] == "ray" else {n.name: LogCursor() for n in self.config.nodes}
+        others.pop(head.name, None)
         recent: deque[str] = deque(maxlen=20)
         recent_nccl: deque[str] = deque(maxlen=10)
         nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
-        port = self.config["vllm_port"]
         last_ask = time.monotonic()
 
         async def ready():
@@ -381,6 +389,10 @@ class Launch:
                 recent.append(line)
                 if line.startswith(SERVE_EXIT):
                     exited = line.removeprefix("spark-tui: ").strip()
+            for name, other in others.items():
+                watch.parser(name).feed_lines(other.fresh(await self._logs(name, **other.read_args("all"))))
+            for net in watch.changed():  # a transport the moment a node's lines show it
+                self.emit(NcclNet(net.node, net.level, net.text()))
             s, v = nccl.summary, vllm_p.summary
             if v.oom or v.tp_exceeds or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
                 raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", list(recent))
@@ -413,31 +425,11 @@ class Launch:
             if not (v.ready or now - last_ask >= ASK_WITHOUT_HINT):
                 return False
             last_ask = now
-            return await self._http_ok(head, port)
+            answer = await serving.ask(self.config, self.nodes.transports[head.name])
+            return answer.ready
 
         await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
-        return f"http://{head['data_ip']}:{port}/v1"
-
-    async def _http_ok(self, head, port: int) -> bool:
-        """GET /health and /v1/models on the head, through its SSH connection (the head connects to itself)."""
-        transport = self.nodes.transports[head.name]
-        target = head["data_ip"] or "127.0.0.1"
-        base, listener = await transport.http_base(target, port)
-        try:
-
-            def get(path):
-                with urllib.request.urlopen(base + path, timeout=5) as resp:
-                    return resp.status, resp.read()
-
-            status, _ = await asyncio.to_thread(get, "/health")
-            status2, body = await asyncio.to_thread(get, "/v1/models")
-            served = [m.get("id") for m in json.loads(body).get("data", [])]
-            return status == 200 and status2 == 200 and self.config["served_model_name"] in served
-        except (OSError, ValueError):
-            return False
-        finally:
-            if listener is not None:
-                listener.close()
+        return serving.endpoint(self.config), watch
 
     async def rollback(self) -> None:
         """Remove everything this launch started, on every node."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from spark_tui.core import engines, labels
 from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.logs import LogCursor
+from spark_tui.core.nccl_nodes import NodeNccl, per_node
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import ContainerSpec, build
 from spark_tui.core.probes import ContainerState, NodeSnapshot, snapshot
@@ -37,6 +38,8 @@ class NodeView:
     nccl: NcclSummary | None = None
     nccl_tail: list[str] = field(default_factory=list)
     nccl_verdicts: list[Verdict] = field(default_factory=list)
+    # This node's NCCL transport, from whichever log holds its lines (a Ray worker's are the head's).
+    nccl_net: NodeNccl | None = None
     drifted: dict[str, list[str]] = field(default_factory=dict)  # container name -> what differs
     foreign: set[str] = field(default_factory=set)  # containers not of this cluster
 
@@ -88,12 +91,14 @@ class Monitor:
         self._nccl: dict[str, _NcclState] = {}
         self._specs: dict[str, ContainerSpec] = {}
         self._specs_for: Config | None = None
+        self._snaps: dict[str, NodeSnapshot] = {}
 
     async def refresh(self, name: str) -> NodeView:
         node = self.config.node(name)
         transport = self.nodes.transports[name]
         snap = await snapshot(transport, node)
         view = NodeView(name, node["host"], "head" if node.is_head else "worker", snap)
+        self._snaps[name] = snap
         if not snap.reachable:
             retry = transport.next_retry - time.monotonic()
             view.retry_in = max(0.0, retry)
@@ -112,6 +117,9 @@ class Monitor:
                 view.nccl_verdicts = state.parser.summary.verdicts(
                     time.monotonic(), self.config["timeouts.nccl_init"]
                 )
+        if self._nccl:
+            logs = {n: state.parser.summary for n, state in self._nccl.items()}
+            view.nccl_net = per_node(self.config, logs, list(self._snaps.values())).get(name)
         view.drifted = self.drift_marks(name, snap)
         view.foreign = {
             c.name for c in snap.containers if c.labels.get(labels.CLUSTER) != self.config["name"]

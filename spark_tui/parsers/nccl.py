@@ -23,8 +23,9 @@ ACTOR = re.compile(r"\((?P<actor>\w+) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\d.]+))?\)
 VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+\S*)")
 BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?P<list>.*)$")
 ADDR_ITEM = re.compile(r"(?:\[\d+\])?(?P<if>[A-Za-z][\w.@-]*):(?P<addr>[0-9A-Fa-f.:]+(?:%[\w.@-]+)?)<\d+>")
-SOCKET_IFNAME = re.compile(r"^NCCL_SOCKET_IFNAME set (?:by environment )?to (?P<v>\S+)")
-IB_HCA_ENV = re.compile(r"^NCCL_IB_HCA set (?:by environment )?to (?P<v>\S+)")
+# `NCCL_SOCKET_IFNAME set by environment to eth0`, `NCCL_IB_DISABLE set by environment to 0.`,
+# `NCCL_IB_HCA set to roceP2p1s0f0,rocep1s0f0` (NCCL's own echo of the variables it read).
+ENV_SET = re.compile(r"^(?P<var>NCCL_\w+) set (?:by environment )?to (?P<v>\S+?)\.?$")
 NET_IB = re.compile(r"^NET/IB ?: ?Using (?P<list>.*?)(?: ?; ?OOB (?P<oob>\S+))?\s*$")
 HCA_ITEM = re.compile(r"\[\d+\](?P<dev>[\w.-]+):(?P<port>\d+)/(?P<link>RoCE|IB|ETH)(?P<sharp>/SHARP)?")
 NET_IB_NEW = re.compile(r"^NET/IB ?: ?\[\d+\] (?P<dev>[\w.-]+):\w+:(?P<port>\d+)/(?P<link>RoCE|IB)")
@@ -47,14 +48,24 @@ _TRAILING = (" ", "\t", "\r", "\n")
 _INFO_PREFIXES = (
     "NCCL version",
     "Bootstrap",
-    "NCCL_SOCKET_IFNAME",
-    "NCCL_IB_HCA",
+    "NCCL_",
     "NET/IB",
     "NET/Socket",
     "Using network",
 )
 _LEVELS = ("INFO", "WARN", "TRAC")
 GB10_TWINS = re.compile(r"^roce(?:p|P2p)1s0f(?P<port>\d)$")
+
+
+@dataclass
+class OriginNet:
+    """What one process's NCCL lines say about its network: a Ray worker's ranks print through
+    the head's log, so this is kept per origin (the actor's ip=, else NCCL's host field)."""
+
+    transport: str | None = None
+    hcas: list[str] = field(default_factory=list)
+    bootstrap: list[tuple[str, str]] = field(default_factory=list)  # (ifname, address)
+    env: dict[str, str] = field(default_factory=dict)  # NCCL_* variables NCCL says it read
 
 
 @dataclass
@@ -80,6 +91,7 @@ class NcclSummary:
     # `(RayWorkerWrapper pid=N, ip=A)` prefix) when there is one, else NCCL's host field.
     rank_origin: dict[int, str] = field(default_factory=dict)
     ranks_complete: set[int] = field(default_factory=set)
+    by_origin: dict[str, OriginNet] = field(default_factory=dict)
 
     def pending_ranks(self) -> dict[int, str]:
         """Ranks that started init and have not completed it, with where they run."""
@@ -238,14 +250,13 @@ class NcclParser:
     def _info(self, msg: str, now: float | None, host: str = "", line: str = "") -> None:
         s = self.summary
         if msg.startswith(_INFO_PREFIXES):
-            self._config_line(msg)
+            self._config_line(msg, _origin(line, host))
         elif "Init START" in msg or "Init COMPLETE" in msg:
             m = INIT.search(msg)
             if m:
                 s.nranks = int(m.group("nranks"))
                 rank = int(m.group("rank"))
-                actor = actor_of(line) if line.startswith(("(", " ", "\x1b")) else None
-                s.rank_origin.setdefault(rank, (actor[1] if actor and actor[1] else host) or "?")
+                s.rank_origin.setdefault(rank, _origin(line, host))
                 if m.group("what") == "COMPLETE":
                     s.ranks_complete.add(rank)
                 if m.group("what") == "START":
@@ -262,78 +273,93 @@ class NcclParser:
                 s.nnodes = int(m.group("nnodes"))
                 s.nranks = int(m.group("nranks"))
         elif "via NET/" in msg:
-            if s.transport is None:
+            origin = s.by_origin.get(_origin(line, host))
+            if s.transport is None or (origin is not None and origin.transport is None):
                 m = VIA.search(msg)
                 if m:
-                    s.transport = m.group("net")
+                    s.transport = s.transport or m.group("net")
+                    if origin is not None:
+                        origin.transport = m.group("net")
         else:
             self._error_check(msg)
 
-    def _config_line(self, msg: str) -> None:
-        """Version, bootstrap, interface and HCA lines."""
+    def _config_line(self, msg: str, origin: str) -> None:
+        """Version, environment, bootstrap, interface and HCA lines."""
         s = self.summary
-        if msg in self._unions:
+        key = origin + "\0" + msg
+        if key in self._unions:
             return  # every rank prints the same Bootstrap / NET lines: nothing new to add
+        if len(self._unions) > 10_000:
+            self._unions.clear()  # bounded; a repeat only re-adds to sets
+        self._unions.add(key)
+        net = s.by_origin.get(origin)
+        if net is None:
+            net = s.by_origin[origin] = OriginNet()
         if msg.startswith("NCCL version"):
             m = VERSION.search(msg)
             if m:
                 s.version = s.version or m.group("v")
-        elif msg.startswith("NCCL_SOCKET_IFNAME"):
-            m = SOCKET_IFNAME.match(msg)
+        elif msg.startswith("NCCL_"):
+            m = ENV_SET.match(msg)
             if m:
-                s.socket_ifname = m.group("v")
-        elif msg.startswith("NCCL_IB_HCA"):
-            m = IB_HCA_ENV.match(msg)
-            if m:
-                s.ib_hca_env = m.group("v")
+                net.env[m.group("var")] = m.group("v")
+                if m.group("var") == "NCCL_SOCKET_IFNAME":
+                    s.socket_ifname = m.group("v")
+                elif m.group("var") == "NCCL_IB_HCA":
+                    s.ib_hca_env = m.group("v")
         elif msg.startswith("Using network"):
             m = NETWORK.match(msg)
             if m:
-                s.transport = m.group("net")
+                s.transport = net.transport = m.group("net")
+        elif msg.startswith("Bootstrap"):
+            m = BOOTSTRAP.match(msg)
+            if m:
+                self._addresses(m.group("list"), net)
+        elif msg.startswith("NET/IB"):
+            self._net_ib(msg, net)
         else:
-            # Bootstrap, NET/IB, NET/Socket only add to sets (addresses, HCAs): a line seen once
-            # has given all it has, so an identical one is skipped (bounded, see _unions).
-            if len(self._unions) > 10_000:
-                self._unions.clear()
-            self._unions.add(msg)
-            if msg.startswith("Bootstrap"):
-                m = BOOTSTRAP.match(msg)
-                if m:
-                    self._addresses(m.group("list"))
-            elif msg.startswith("NET/IB"):
-                self._net_ib(msg)
-            else:
-                m = NET_SOCKET.match(msg)
-                if m and not s.bootstrap:
-                    self._addresses(m.group("list"))
+            m = NET_SOCKET.match(msg)
+            if m and not net.bootstrap:
+                self._addresses(m.group("list"), net)
 
-    def _net_ib(self, msg: str) -> None:
+    def _net_ib(self, msg: str, net: OriginNet) -> None:
         s = self.summary
         m = NET_IB.match(msg)
         if m and HCA_ITEM.search(m.group("list")):
             for item in HCA_ITEM.finditer(m.group("list")):
-                self._hca(item.group("dev"), item.group("link"))
+                self._hca(item.group("dev"), item.group("link"), net)
                 s.sharp = s.sharp or bool(item.group("sharp"))
             if m.group("oob"):
-                self._addresses(m.group("oob"))
+                self._addresses(m.group("oob"), net)
             return
         m = NET_IB_NEW.match(msg)
         if m:
-            self._hca(m.group("dev"), m.group("link"))
+            self._hca(m.group("dev"), m.group("link"), net)
         oob = OOB.search(msg)
         if oob:
-            self._addresses(oob.group("item"))
+            self._addresses(oob.group("item"), net)
 
-    def _hca(self, dev: str, link: str) -> None:
+    def _hca(self, dev: str, link: str, net: OriginNet) -> None:
+        if dev not in net.hcas:
+            net.hcas.append(dev)
         if dev not in self._hca_seen:
             self._hca_seen.add(dev)
             self.summary.hcas.append((dev, link))
 
-    def _addresses(self, text: str) -> None:
+    def _addresses(self, text: str, net: OriginNet) -> None:
         for item in ADDR_ITEM.finditer(text):
             pair = (item.group("if"), item.group("addr"))
+            if pair not in net.bootstrap:
+                net.bootstrap.append(pair)
             if pair not in self.summary.bootstrap:
                 self.summary.bootstrap.append(pair)
+
+
+def _origin(line: str, host: str) -> str:
+    """Where a line came from: the Ray actor's address when the line carries
+    `(RayWorkerWrapper pid=N, ip=A)`, else NCCL's host field."""
+    actor = actor_of(line) if line.startswith(("(", " ", "\x1b", "[")) else None
+    return (actor[1] if actor and actor[1] else host) or "?"
 
 
 def split_header(line: str) -> tuple[str, str, str] | None:

@@ -139,13 +139,19 @@ def containers_text(view: NodeView) -> Text:
 
 def nccl_text(view: NodeView) -> Text:
     t = _text()
-    s = view.nccl
-    if s is None:
+    s, net = view.nccl, view.nccl_net
+    if net is not None and (net.transport is not None or net.hcas):
+        # The transport, even when this node's lines are in another log (a Ray worker's are the head's).
+        t.append(inert(net.text()), style="yellow" if net.level == "warn" else "bold")
+    elif s is None:
         t.append("NCCL: no spark-tui container log yet", style="dim")
         return t
-    boot = ", ".join(f"{i}:{a}" for i, a in s.bootstrap[:2]) or "?"
-    t.append(f"NCCL {s.version or '?'} ", style="bold")
-    t.append(f"net {s.transport or '?'}  init {s.init_complete}/{s.init_start}  boot {boot}")
+    else:
+        t.append("NCCL: transport not logged yet", style="dim")
+    if s is None:
+        return t
+    if s.version or s.init_start:
+        t.append(f"\nNCCL {s.version or '?'}  init {s.init_complete}/{s.init_start}")
     if s.warnings:
         t.append(f"  {len(s.warnings)} WARN", style="yellow")
     for v in view.nccl_verdicts:

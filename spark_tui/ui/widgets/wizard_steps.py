@@ -378,7 +378,10 @@ class LaunchStep(Step):
             log.write_line(f"[{e.elapsed:6.1f}s] {e.node} {e.stage} {e.status} {inert(e.detail)}")
         elif isinstance(e, ev.Ready):
             self.query_one("#shards", ProgressBar).update(progress=100)
-            banner.update(Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {e.endpoint}", style="bold"))
+            t = Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {e.endpoint}", style="bold")
+            for n in e.nccl:
+                t.append(f"\n{n.node}: {inert(n.text)}", style="yellow" if n.level == "warn" else "")
+            banner.update(t)
             banner.set_class(True, "-ready")
             log.write_line(f"READY {e.endpoint}")
         elif isinstance(e, ev.Failed):
@@ -391,6 +394,8 @@ class LaunchStep(Step):
             banner.update(t)
             banner.set_class(True, "-failed")
             log.write_line(f"FAILED {self.shown(e.cause)}")
+        elif isinstance(e, ev.NcclNet):
+            log.write_line(f"{'WARNING ' if e.level == 'warn' else ''}{e.node} {inert(e.text)}")
         elif isinstance(e, ev.Removed):
             log.write_line(f"removed {e.container} ({e.image}) on {e.node}")
         elif isinstance(e, ev.StillHolding):

@@ -1,0 +1,97 @@
+"""The cluster as a whole, for `status`: is it serving, on which NCCL transport each node runs,
+what else runs on the nodes, and what differs from the plan. Per-node facts are the snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from spark_tui.core import engines, labels, serving
+from spark_tui.core.drift import drift
+from spark_tui.core.errors import ENGINE_ERRORS
+from spark_tui.core.events import DriftItem
+from spark_tui.core.nccl_nodes import NodeNccl, per_node
+from spark_tui.core.nodes import Nodes
+from spark_tui.core.probes import ContainerState, NodeSnapshot
+from spark_tui.parsers.nccl import NcclParser, NcclSummary
+from spark_tui.settings.resolve import Config
+
+
+@dataclass
+class ClusterState:
+    running: list[str]  # nodes where this cluster's container runs
+    serving: serving.Serving | None  # None when the head's container is not running
+    nccl: dict[str, NodeNccl] = field(default_factory=dict)
+    foreign: dict[str, list[ContainerState]] = field(default_factory=dict)
+    drift: list[DriftItem] = field(default_factory=list)
+
+
+def _ours(config: Config, c: ContainerState) -> bool:
+    return c.labels.get(labels.CLUSTER) == config["name"] and c.name == config["container_name"]
+
+
+async def cluster_state(config: Config, nodes: Nodes, snaps: list[NodeSnapshot]) -> ClusterState:
+    """`config` resolved from `snaps` (core/live.py): drift compares like with like."""
+    running = [s.node for s in snaps if any(_ours(config, c) and c.state == "running" for c in s.containers)]
+    foreign = {
+        s.node: [c for c in s.containers if c.labels.get(labels.CLUSTER) != config["name"]]
+        for s in snaps
+        if s.reachable
+    }
+    state = ClusterState(running, None, foreign={n: cs for n, cs in foreign.items() if cs})
+    if not running:
+        return state
+    head = config.head.name
+    asked = serving.ask(config, nodes.transports[head]) if head in running else _none()
+    logs, state.serving, state.drift = await asyncio.gather(
+        _nccl_logs(config, nodes, running),
+        asked,
+        _drift(config, nodes),
+    )
+    state.nccl = per_node(config, logs, snaps)
+    return state
+
+
+async def _none() -> None:
+    return None
+
+
+async def _drift(config: Config, nodes: Nodes) -> list[DriftItem]:
+    return [i for i in await drift(config, nodes, live=True) if i.what != "missing"]
+
+
+async def _nccl_logs(config: Config, nodes: Nodes, running: list[str]) -> dict[str, NcclSummary]:
+    name = config["container_name"]
+
+    async def one(node: str) -> tuple[str, NcclSummary | None]:
+        try:
+            client = await nodes.engine(node)
+            lines = await asyncio.to_thread(engines.log_head, client, name)
+        except ENGINE_ERRORS:
+            return node, None
+        parser = NcclParser()
+        parser.feed_lines(lines)
+        return node, parser.summary
+
+    found = await asyncio.gather(*(one(n) for n in running))
+    return {n: s for n, s in found if s is not None}
+
+
+def as_lines(state: ClusterState, config: Config) -> list[str]:
+    """The cluster's part of `status`, after the per-node sections."""
+    if state.serving is None:
+        where = f" (running on {', '.join(state.running)}, not on the head)" if state.running else ""
+        lines = [f"cluster {config['name']}: not running{where}"]
+    else:
+        s = state.serving
+        verdict = "READY" if s.ready else f"NOT READY ({s.detail})"
+        lines = [f"cluster {config['name']}: {verdict}: {s.model} at {s.endpoint}"]
+    for node, net in state.nccl.items():
+        lines.append(f"  {node:<10} {'WARNING ' if net.level == 'warn' else ''}{net.text()}")
+    for node, found in state.foreign.items():
+        for c in found:
+            look = ", looks like vLLM/Ray" if c.looks_like_inference else ""
+            up = f", {c.uptime}" if c.uptime else ""
+            lines.append(f"  FOREIGN {node} {c.name} ({c.state}, image {c.image_ref}{up}{look})")
+    lines += [f"DRIFT {i.node} {i.what}: requested {i.requested}, actual {i.actual}" for i in state.drift]
+    return lines

@@ -1,0 +1,61 @@
+"""Is the cluster serving? Asked over HTTP, as a client would: `/health` answers 200 and
+`/v1/models` lists the served model name. The head is asked through its own connection (an
+SSH forward to its data address), so the answer does not depend on this machine's routes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from dataclasses import dataclass, field
+
+from spark_tui.core.connection import Transport
+from spark_tui.core.errors import NodeError
+from spark_tui.settings.resolve import Config
+
+
+@dataclass
+class Serving:
+    endpoint: str
+    model: str  # the served model name asked for
+    ready: bool
+    detail: str  # what the endpoint answered, in a few words
+    listed: list[str] = field(default_factory=list)  # model ids /v1/models returned
+
+
+def endpoint(config: Config) -> str:
+    head = config.head
+    return f"http://{head['data_ip'] or head['host']}:{config['vllm_port']}/v1"
+
+
+async def ask(config: Config, transport: Transport) -> Serving:
+    head, port, model = config.head, config["vllm_port"], config["served_model_name"] or ""
+    target = head["data_ip"] or "127.0.0.1"
+    out = Serving(endpoint(config), model, False, "")
+    try:
+        base, listener = await transport.http_base(target, port)
+    except (NodeError, OSError) as exc:
+        out.detail = f"cannot reach {target}:{port} through {head.name}: {exc}"
+        return out
+    try:
+
+        def get(path):
+            with urllib.request.urlopen(base + path, timeout=5) as resp:
+                return resp.status, resp.read()
+
+        status, _ = await asyncio.to_thread(get, "/health")
+        status2, body = await asyncio.to_thread(get, "/v1/models")
+        data = json.loads(body).get("data", []) if status2 == 200 else []
+        out.listed = [str(m.get("id")) for m in data if isinstance(m, dict)]
+        out.ready = status == 200 and model in out.listed
+        out.detail = (
+            "serving"
+            if out.ready
+            else f"/health {status}, /v1/models lists {', '.join(out.listed) or 'nothing'}"
+        )
+    except (OSError, ValueError, AttributeError) as exc:
+        out.detail = f"not answering ({type(exc).__name__}: {str(exc)[:80]})"
+    finally:
+        if listener is not None:
+            listener.close()
+    return out
