@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not ask the nodes: detected values and ~ stay unresolved (shown as such)",
     )
+    p = command(
+        "images",
+        "Every image on the nodes and what it can run: vLLM version, Ray, native multi-node, "
+        "the model's architecture (asked once per image ID, cached).",
+    )
+    p.add_argument("--json", action="store_true")
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")

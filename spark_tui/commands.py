@@ -143,6 +143,50 @@ def cmd_status(args) -> int:
     return 0 if all(s.reachable and not s.docker_error for s in snaps) else 1
 
 
+def cmd_images(args) -> int:
+    """Every image on the nodes: which nodes hold it, its vLLM, Ray, native multi-node support and
+    whether its vLLM knows the model's architecture; the effective image marked with its source."""
+    import asyncio
+    import dataclasses
+
+    from spark_tui.core.image_table import as_table, listing
+    from spark_tui.core.live import unreachable_lines, with_detected
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.parsers.text import inert
+
+    config = load_config(args)
+
+    async def main():
+        nonlocal config
+        async with Nodes(config) as nodes:
+            config, snaps = await with_detected(config, nodes)  # ~ in the cache volume is the node's home
+            return snaps, await listing(config, nodes)
+
+    snaps, found = asyncio.run(main())
+    if args.json:
+        executor = config["executor"]
+        _print_json(
+            {
+                "executor": executor,
+                "model": dataclasses.asdict(found.model) | {"data": None},
+                "images": [
+                    dataclasses.asdict(e)
+                    | {
+                        "native": e.facts.native if e.facts else None,
+                        "arch_ok": e.arch_ok(found.model),
+                        "problems": [whole for _, whole in e.problems(executor, found.model)],
+                    }
+                    for e in found.entries
+                ],
+            }
+        )
+    else:
+        print("\n".join(inert(line) for line in as_table(config, found.entries, found.model)))
+    for line in unreachable_lines(snaps):
+        print(f"warning: {line}", file=sys.stderr)
+    return 0
+
+
 def cmd_plan(args) -> int:
     """The container spec `up` would create on each node: the nodes are asked for the values
     `up` detects, so the plan holds them too (labelled as detected, with the evidence)."""

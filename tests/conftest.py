@@ -9,6 +9,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from spark_tui.settings.registry import ENV_PREFIX, LOOKALIKE_ENV  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def private_cache(monkeypatch, tmp_path_factory):
+    """Spark-tui's cache (image facts) in the test session's temp dir, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+
+
 @pytest.fixture
 def clean_env(monkeypatch, tmp_path):
     """An environment with no spark-tui or look-alike variables and a private HOME/XDG."""

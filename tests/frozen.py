@@ -14,7 +14,10 @@ from pathlib import Path
 
 from spark_tui.core import events as ev
 from spark_tui.core.check import CheckResult
+from spark_tui.core.image_facts import ImageFacts
+from spark_tui.core.image_table import ImageEntry, ImageListing
 from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.core.model_cache import ModelConfig
 from spark_tui.core.monitor import ImageRow, NodeView
 from spark_tui.core.nccl_nodes import per_node
 from spark_tui.core.probes import ContainerState, GpuState, HostInfo, NodeSnapshot
@@ -24,6 +27,8 @@ from spark_tui.parsers.nccl import NcclParser
 from spark_tui.settings.resolve import Inputs, resolve
 
 DATA = Path(__file__).resolve().parent / "data"
+ARCHS = ["LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM"]
+ARCHS_0_7 = ["LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen2MoeForCausalLM"]  # before Qwen3 (0.8.4)
 TAKEN_AT = 1796200000.0  # a fixed clock for "last refresh"
 IMAGE = "vllm-node:latest"
 
@@ -139,26 +144,46 @@ class FrozenCore:
         return node_view(self.config, node, node not in self.unreachable, node in self.drift)
 
     async def images(self):
+        """A mix of good and unusable images, as a node with some history holds them."""
         nodes = [n.name for n in self.config.nodes]
         layers = ("sha256:" + "1" * 64, "sha256:" + "2" * 64)
-        return [
-            ImageRow(
-                IMAGE,
-                {n: "5f1b2c3d4e5f" for n in nodes},
-                {n: layers for n in nodes},
-                "sha256:" + "9" * 64,
-                18342.0,
-                "2026-11-28T09:12:44",
+        new = ARCHS + ["Qwen3VLMoeForConditionalGeneration"]  # ARCHS: what vLLM 0.10.2 lists, trimmed
+
+        def entry(ref, held, digest, vllm, ray, archs, effective=False, mismatch=False):
+            ids = {n: ("0a1b2c3d4e5f" if mismatch and i else "5f1b2c3d4e5f") for i, n in enumerate(held)}
+            lay = {n: (layers[: 1 + (mismatch and i > 0)]) for i, n in enumerate(held)}
+            row = ImageRow(ref, ids, lay, "sha256:" + digest * 64, 18342.0, "2026-11-28T09:12:44")
+            facts = ImageFacts(
+                "sha256:" + digest * 64,
+                ["vllm", "serve"],
+                None,
+                vllm,
+                "python metadata",
+                ray,
+                "2.49.2" if ray else None,
+                "4.57.1",
+                archs,
+                True,
+            )
+            source = "cluster file c4.yaml:1" if effective else ""
+            return ImageEntry(row, facts, effective=effective, source=source)
+
+        return ImageListing(
+            [
+                entry(IMAGE, nodes, "9", "0.12.0", True, new, effective=True),
+                entry("nvcr.io/nvidia/vllm:25.10-py3", nodes, "8", "0.10.2+9dd9ca32.nv25.10", True, ARCHS),
+                entry("vllm/vllm-openai:v0.19.0", nodes[:1], "7", "0.19.0", False, new),
+                entry("vllm/vllm-openai:v0.7.3", nodes, "5", "0.7.3", True, ARCHS_0_7),
+                entry("vllm-node:old", nodes, "6", "0.11.0", True, new, mismatch=True),
+            ],
+            ModelConfig(
+                nodes[0],
+                True,
+                "",
+                "/root/.cache/huggingface/hub/models--Qwen--Qwen3-30B-A3B/snapshots/ad44e77/config.json",
+                ["Qwen3MoeForCausalLM"],
             ),
-            ImageRow(
-                "vllm-node:old",
-                {nodes[0]: "0a1b2c3d4e5f"},
-                {nodes[0]: layers[:1]},
-                "sha256:" + "8" * 64,
-                17990.0,
-                "2026-10-02T18:01:09",
-            ),
-        ]
+        )
 
     async def check(self, emit):
         self.calls.append("check")

@@ -68,3 +68,12 @@ def test_time_to_verdict_bench_smoke(cluster, tmp_path):
         "cannot join" in out["worker_cannot_join"]["cause"]
         and "out of memory" in out["oom_during_load"]["cause"]
     )
+
+
+@pytest.mark.cluster
+def test_image_inspection_bench_smoke(cluster):
+    from bench.images import bench_inspection
+
+    out = bench_inspection(cluster, nodes=1, cached_runs=2)
+    node = out[cluster.nodes[0].name]
+    assert node["first_ms"] > node["cached_ms"] > 0

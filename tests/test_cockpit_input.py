@@ -73,6 +73,37 @@ def test_review_never_shows_the_token(tmp_path):
     asyncio.run(flow())
 
 
+def test_review_puts_what_matters_first_and_shows_the_highlighted_row_whole(tmp_path):
+    """Set, derived and overridden rows first, defaults behind one key; at 120 columns a long value
+    is cut in its cell but whole in the detail line."""
+    long_args = "--max-model-len 32768 --gpu-memory-utilization 0.85 --enable-prefix-caching"
+    app = app_with({"SPARK_TUI_VLLM_ARGS": long_args})
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("w", "enter", "n")
+            wizard = app.screen
+            table = wizard.query_one("#settings")
+            shown = [str(table.get_row(k)[1]) for k in table.rows]
+            assert {"image", "vllm_args", "tensor_parallel_size"} <= set(shown)
+            assert "refresh_interval" not in shown and "master_port" not in shown
+            folded = len(table.rows)
+            await pilot.press("d")
+            assert len(table.rows) > folded and "master_port" in [
+                str(table.get_row(k)[1]) for k in table.rows
+            ]
+            await pilot.press("d")
+            assert len(table.rows) == folded
+            table.move_cursor(row=table.get_row_index("vllm_args"))
+            await pilot.pause(0.1)
+            detail = str(wizard.query_one("#review-detail").render())
+            assert long_args.split()[-1] in detail and "from environment SPARK_TUI_VLLM_ARGS" in detail, (
+                detail
+            )
+
+    asyncio.run(flow())
+
+
 def test_bad_edit_is_one_line_and_changes_nothing(tmp_path):
     app = app_with()
 
@@ -81,6 +112,8 @@ def test_bad_edit_is_one_line_and_changes_nothing(tmp_path):
             await pilot.press("w", "enter", "n")
             wizard = app.screen
             table = wizard.query_one("#settings")
+            assert "vllm_port" not in table.rows  # a built-in default nobody touched: folded
+            await pilot.press("d")
             table.move_cursor(row=table.get_row_index("vllm_port"))
             await pilot.press("e", "ctrl+a", "ctrl+k", *"80a", "enter")
             error = str(wizard.query_one("#edit-error").render())

@@ -55,6 +55,13 @@ def test_wizard_image_step(snap_compare, tmp_path):
     assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w"], run_before=settle)
 
 
+def test_wizard_image_step_says_what_another_image_changes(snap_compare, tmp_path):
+    """Highlighting an image whose vLLM predates the model's architecture and native multi-node."""
+    assert snap_compare(
+        app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "down", "down", "down"], run_before=settle
+    )
+
+
 def test_wizard_check_step(snap_compare, tmp_path):
     assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter"], run_before=settle)
 

@@ -16,7 +16,9 @@ import docker
 
 from spark_tui.core import labels
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
+from spark_tui.core.image_checks import image_checks
 from spark_tui.core.live import with_detected
+from spark_tui.core.model_cache import cache_dir, repo_folder
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers import netif
@@ -73,7 +75,11 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
         await _reach(config, node, snap, nodes, add)
         return snap, layers
 
-    done = await asyncio.gather(*(one_node(n) for n in config.nodes))
+    # What the image can run (Ray, native flags, the model's architecture), alongside the nodes.
+    unusable = {s.node for s in snaps if not s.reachable or s.docker_error}
+    done, _ = await asyncio.gather(
+        asyncio.gather(*(one_node(n) for n in config.nodes)), image_checks(config, nodes, add, unusable)
+    )
     _cluster_checks(
         config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add
     )
@@ -353,13 +359,8 @@ async def _run(nodes: Nodes, node: str, script: str, *args: str) -> str | None:
 
 async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
     model = config["model"]
-    volumes = node["volumes"]
-    requested = volumes[0].split(":")[0] if volumes else "~/.cache/huggingface"
-    # Shown as the node resolves it: `~` is the node's home, not this machine's.
-    cache = node.expand_home(requested) or requested
-    out = await _run(
-        nodes, node.name, CACHE_SCRIPT, cache, "models--" + (model or "").replace("/", "--"), model or ""
-    )
+    cache = cache_dir(node)  # as the node resolves it: `~` is the node's home, not this machine's
+    out = await _run(nodes, node.name, CACHE_SCRIPT, cache, repo_folder(model or ""), model or "")
     lines = (out or "").strip().splitlines()
     fields = lines[-1].split() if len(lines) > 1 else []
     free_kib = int(fields[3]) if len(fields) >= 4 and fields[3].isdigit() else None

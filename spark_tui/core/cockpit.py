@@ -13,10 +13,11 @@ from typing import Protocol
 from spark_tui.core.check import CheckResult, run_checks
 from spark_tui.core.drift import drift
 from spark_tui.core.events import LaunchEvent, TeardownEvent
+from spark_tui.core.image_table import ImageListing, listing
 from spark_tui.core.launch import Launch
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogFollower, LogLines, StreamState
-from spark_tui.core.monitor import ImageRow, Monitor, NodeView
+from spark_tui.core.monitor import Monitor, NodeView
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import detected_values
 from spark_tui.core.redact import Redactor
@@ -47,7 +48,7 @@ class CockpitAPI(Protocol):
 
     async def refresh(self, node: str) -> NodeView: ...
 
-    async def images(self) -> list[ImageRow]: ...
+    async def images(self) -> ImageListing: ...
 
     async def check(self, emit: Callable[[CheckResult], object]) -> list[CheckResult]: ...
 
@@ -138,8 +139,8 @@ class CockpitCore:
                 view.drifted = self.monitor.drift_marks(node, view.snapshot)
         return view
 
-    async def images(self) -> list[ImageRow]:
-        return await self.monitor.images()
+    async def images(self) -> ImageListing:
+        return await listing(self.config, self.nodes, await self.monitor.images())
 
     async def check(self, emit: Callable[[CheckResult], object]) -> list[CheckResult]:
         return await run_checks(self.config, self.nodes, emit)

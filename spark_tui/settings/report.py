@@ -35,6 +35,14 @@ def _row(scope: str, value: Value) -> Row:
     )
 
 
+def matters(row: Row, config: Config) -> bool:
+    """A row worth a first look: set by some layer, derived, overridden, or warned about (the
+    rest are built-in defaults nobody touched)."""
+    if row.source != "built-in default" or row.not_applied:
+        return True
+    return any(f"`{row.key}`" in w for w in config.warnings)  # warnings name a setting as `key`
+
+
 def rows(config: Config) -> list[Row]:
     out = [_row("cluster", config.values[s.key]) for s in CLUSTER_SETTINGS if not s.per_node]
     for node in config.nodes:

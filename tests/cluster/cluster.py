@@ -41,11 +41,37 @@ class ImageProfile:
     vllm_version: str
     ray: bool
     changes: tuple[str, ...]  # `docker import --change` lines
+    archs: tuple[str, ...] = ()  # the model registry of its vLLM (what image_facts asks)
+    python: bool = True  # a python3 that answers image_facts' probe (the stand-in python3)
+    transformers: str = "4.57.1"
+
+
+# Model registries, trimmed to architectures operators run on DGX Spark. Qwen3-VL and
+# DeepSeek-V3.2 came with vLLM 0.11.0: an older image does not know them.
+ARCHS_0_10 = (
+    "DeepseekV3ForCausalLM",
+    "Gemma3ForCausalLM",
+    "GptOssForCausalLM",
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Qwen3NextForCausalLM",
+)
+ARCHS_0_12 = tuple(
+    sorted(
+        ARCHS_0_10
+        + ("DeepseekV32ForCausalLM", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
+    )
+)
 
 
 IMAGES = {
     # vllm/vllm-openai from mid-2025 on: ENTRYPOINT ["vllm", "serve"], Ray still inside.
-    "openai": ImageProfile("spark-test/vllm:latest", "0.12.0", True, ('ENTRYPOINT ["vllm", "serve"]',)),
+    "openai": ImageProfile(
+        "spark-test/vllm:latest", "0.12.0", True, ('ENTRYPOINT ["vllm", "serve"]',), ARCHS_0_12
+    ),
     # NGC 25.10: nvidia_entrypoint.sh (ends in exec "$@"); vLLM 0.10.2 predates native multi-node.
     "ngc-25.10": ImageProfile(
         "spark-test/ngc-vllm:25.10-py3",
@@ -56,10 +82,21 @@ IMAGES = {
             "ENV VLLM_VERSION=0.10.2",
             "LABEL com.nvidia.vllm.version=0.10.2+9dd9ca32.nv25.10",
         ),
+        ARCHS_0_10,
+        transformers="4.56.2",
     ),
     # vllm/vllm-openai after Ray was dropped (0.19): `ray: not found`.
     "noray": ImageProfile(
-        "spark-test/vllm-noray:v0.19.0", "0.19.0", False, ('ENTRYPOINT ["vllm", "serve"]',)
+        "spark-test/vllm-noray:v0.19.0", "0.19.0", False, ('ENTRYPOINT ["vllm", "serve"]',), ARCHS_0_12
+    ),
+    # An image without python3 (a slimmed runtime): only `vllm --version` and `ray --version` answer.
+    "nopython": ImageProfile(
+        "spark-test/vllm-slim:0.12.0",
+        "0.12.0",
+        True,
+        ('ENTRYPOINT ["vllm", "serve"]',),
+        ARCHS_0_12,
+        python=False,
     ),
 }
 IMAGE = IMAGES["openai"].ref  # the image of the test cluster file
@@ -457,7 +494,13 @@ def _write_cluster_yaml(cluster: Cluster) -> None:
 
 def build_rootfs(root: Path, variant: str = "", profile: ImageProfile = IMAGES["openai"]) -> Path:
     """A busybox-static root filesystem with the ray/vllm stand-ins, as a tar for `docker import`."""
-    label = "-".join(x for x in (profile.vllm_version, "ray" if profile.ray else "noray", variant) if x)
+    parts = (
+        profile.vllm_version,
+        "ray" if profile.ray else "noray",
+        "" if profile.python else "nopy",
+        variant,
+    )
+    label = "-".join(x for x in parts if x)
     tar = root / f"rootfs-{label}.tar"
     if tar.exists():
         return tar
@@ -469,10 +512,14 @@ def build_rootfs(root: Path, variant: str = "", profile: ImageProfile = IMAGES["
         if applet != "busybox":
             os.symlink("busybox", fs / "bin" / applet)
     scripts = ["vllm", "vllm-rank-handler"] + (["ray", "ray-join-handler"] if profile.ray else [])
+    scripts += ["python3"] if profile.python else []
     for script in scripts:
         shutil.copy(HERE / "image" / script, fs / "usr" / "bin" / script)
     shutil.copy(HERE / "image" / "nvidia_entrypoint.sh", fs / "opt" / "nvidia" / "nvidia_entrypoint.sh")
     (fs / "usr" / "share" / "vllm" / "version").write_text(profile.vllm_version + "\n")
+    (fs / "usr" / "share" / "vllm" / "archs").write_text("".join(a + "\n" for a in profile.archs))
+    (fs / "usr" / "share" / "transformers").mkdir(parents=True, exist_ok=True)
+    (fs / "usr" / "share" / "transformers" / "version").write_text(profile.transformers + "\n")
     (fs / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
     (fs / "etc" / "group").write_text("root:x:0:\n")
     if variant:

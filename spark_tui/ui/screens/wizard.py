@@ -79,6 +79,7 @@ class WizardScreen(Screen):
         t.append(
             f"    {self._key('wizard.next')}: next  {self._key('wizard.back')}: back"
             + (f"  {self._key('wizard.edit')}: edit" if step == "review" else "")
+            + (f"  {self._key('wizard.defaults')}: defaults" if step == "review" else "")
             + (f"  {self._key('wizard.launch')}: launch" if step == "review" else ""),
             style="dim",
         )
@@ -140,6 +141,10 @@ class WizardScreen(Screen):
     def action_edit(self) -> None:
         if self.step == "review":
             self.review_step.start_edit()
+
+    def action_toggle_defaults(self) -> None:
+        if self.step == "review" and not self.review_step.editing:
+            self.review_step.toggle_defaults()
 
     def action_launch(self) -> None:
         if self.readonly:

@@ -20,7 +20,9 @@ from textual.widgets import DataTable, Input, Log, ProgressBar, Static
 from spark_tui.core import events as ev
 from spark_tui.core.check import CheckResult
 from spark_tui.core.cockpit import CockpitAPI, Follower
+from spark_tui.core.image_table import ImageEntry, ImageListing, short_version, yes_no
 from spark_tui.core.logs import LogLines
+from spark_tui.core.model_cache import ModelConfig
 from spark_tui.errors import ConfigError
 from spark_tui.parsers.text import inert
 from spark_tui.settings import report
@@ -68,22 +70,29 @@ class Step(Vertical):
 
 
 class ImageStep(Step):
+    """Every image on the nodes with what it can run; the effective one marked with its source.
+    Highlighting another image says what choosing it would change."""
+
     @dataclass
     class Chosen(Message):
         """The operator picked or typed an image reference."""
 
         ref: str
 
+    def __init__(self, core: CockpitAPI, id: str):
+        super().__init__(core, id)
+        self.listing: ImageListing | None = None
+
     def compose(self) -> ComposeResult:
-        yield Static(
-            "Images on the nodes (enter: use it). Same tag with different layers is marked MISMATCH.",
-            classes="hint",
-        )
+        yield Static("Looking at the images on the nodes...", id="image-effective", classes="hint")
         yield DataTable(id="images", cursor_type="row", zebra_stripes=True)
+        yield Static(id="image-detail", classes="hint")
         yield Input(placeholder="or type an image reference and press enter", id="image-input")
 
     def on_mount(self) -> None:
-        self.query_one("#images", DataTable).add_columns("image", "digest", "size", "created", "nodes", "")
+        self.query_one("#images", DataTable).add_columns(
+            "", "image", "id", "nodes", "vLLM", "Ray", "native", "model", "can it run?"
+        )
 
     def enter(self) -> None:
         self.load_images()
@@ -91,22 +100,69 @@ class ImageStep(Step):
 
     @work(exclusive=True, group="images")
     async def load_images(self) -> None:
-        rows = await self.core.images()
+        self.listing = found = await self.core.images()
         table = self.query_one("#images", DataTable)
         table.clear()
         total = len(self.core.config.nodes)
-        current = self.core.config["image"]
-        for r in rows:
-            have = f"{len(r.nodes)}/{total} " + ",".join(r.nodes)
-            mark = (
-                Text("MISMATCH", style="bold red")
-                if r.mismatch
-                else Text("missing on some" if len(r.nodes) < total else "", style="yellow")
+        executor = self.core.config["executor"]
+        for e in found.entries:
+            f, ids = e.facts, set(e.row.nodes.values())
+            problems = e.problems(executor, found.model)
+            verdict = (
+                Text("✗ " + ", ".join(short for short, _ in problems), style="bold red")
+                if problems
+                else Text("?", style="dim")
+                if f is None
+                else Text("✓", style="green")
             )
-            ref = Text(inert(r.ref), style="bold" if r.ref == current else "")
             table.add_row(
-                ref, r.digest.split(":")[-1][:12], f"{r.size_mb:.0f} MB", r.created, have, mark, key=r.ref
+                Text("*", style="bold") if e.effective else "",
+                Text(inert(e.row.ref), style="bold" if e.effective else ""),
+                Text("MISMATCH", style="bold red") if len(ids) > 1 else next(iter(ids), "-"),
+                Text(
+                    f"{len(e.row.nodes)}/{total} " + ",".join(e.row.nodes),
+                    style="" if len(e.row.nodes) == total else "yellow",
+                ),
+                inert(short_version(f.vllm)) if f else "?",
+                (f.ray_version or "yes" if f.ray else yes_no(f.ray)) if f else "?",
+                yes_no(f.native) if f else "?",
+                Text(
+                    yes_no(e.arch_ok(found.model), "✓", "✗"),
+                    style="red" if e.arch_ok(found.model) is False else "",
+                ),
+                verdict,
+                key=e.row.ref,
             )
+        eff = next(e for e in found.entries if e.effective)
+        # The cursor starts on the effective image: enter keeps it, as the hint says.
+        table.move_cursor(row=found.entries.index(eff))
+        model = (
+            f"model {self.core.config['model']} is {', '.join(found.model.architectures)}"
+            if found.model.found
+            else f"model architecture unknown: {found.model.reason}"
+        )
+        self.query_one("#image-effective", Static).update(
+            Text(
+                f"* effective: {inert(eff.row.ref)} (from {short_paths(eff.source)}); executor {executor}; "
+                f"{inert(model)}. enter: use the highlighted image",
+            )
+        )
+
+    @on(DataTable.RowHighlighted, "#images")
+    def image_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """What choosing the highlighted image would change, against the effective one."""
+        if self.listing is None or event.row_key.value is None:
+            return
+        by_ref = {e.row.ref: e for e in self.listing.entries}
+        eff = next(e for e in self.listing.entries if e.effective)
+        chosen = by_ref.get(str(event.row_key.value))
+        if chosen is None:
+            return
+        detail = self.query_one("#image-detail", Static)
+        if chosen is eff:
+            detail.update(Text(f"{inert(eff.row.ref)}: the effective image (from {short_paths(eff.source)})"))
+            return
+        detail.update(Text(inert(change_text(eff, chosen, self.core.config["executor"], self.listing.model))))
 
     @on(DataTable.RowSelected, "#images")
     def image_row(self, event: DataTable.RowSelected) -> None:
@@ -116,6 +172,27 @@ class ImageStep(Step):
     def image_typed(self, event: Input.Submitted) -> None:
         if event.value.strip():
             self.post_message(self.Chosen(event.value.strip()))
+
+
+def change_text(eff: ImageEntry, chosen: ImageEntry, executor: str, model: ModelConfig) -> str:
+    """`choosing B: vLLM 0.12.0 -> 0.10.2, native yes -> no; ...` (only what differs)."""
+
+    def facts(e: ImageEntry) -> dict[str, str]:
+        f = e.facts
+        return {
+            "vLLM": (f.vllm or "?") if f else "?",
+            "Ray": yes_no(f.ray) if f else "?",
+            "native": yes_no(f.native) if f else "?",
+            "model arch": yes_no(e.arch_ok(model), "known", "unknown"),
+            "nodes": str(len(e.row.nodes)),
+        }
+
+    a, b = facts(eff), facts(chosen)
+    diffs = [f"{k} {a[k]} -> {b[k]}" for k in a if a[k] != b[k]]
+    text = f"choosing {chosen.row.ref}: " + (", ".join(diffs) or "same facts as the effective image")
+    text += "; image becomes an interactive edit"
+    problems = chosen.problems(executor, model)
+    return text + (f"; CANNOT RUN: {'; '.join(whole for _, whole in problems)}" if problems else "")
 
 
 # --- step 2: check --------------------------------------------------------------------
@@ -202,24 +279,32 @@ class CheckStep(Step):
 
 
 class ReviewStep(Step):
+    """Requested next to effective, with where each value came from. The rows that matter come
+    first (set by some layer, derived, overridden, warned about); built-in defaults nobody
+    touched are folded behind one key. The highlighted row is shown whole under the table."""
+
     def __init__(self, core: CockpitAPI, id: str):
         super().__init__(core, id)
         self.edit_key: str | None = None
+        self.show_defaults = False
+        self.rows: dict[str, report.Row] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="review-warnings")
         yield DataTable(id="settings", cursor_type="row", zebra_stripes=True)
+        yield Static(id="review-detail", classes="hint")
         yield Input(id="edit-input", classes="-hidden")
         yield Static(id="edit-error")
 
     def on_mount(self) -> None:
         settings = self.query_one("#settings", DataTable)
-        # Fixed widths so provenance stays on screen at 120 columns; cells cut with an ellipsis.
+        # Fixed widths keep provenance on screen at 120 columns; what a cell cannot hold is
+        # in the detail line under the table, whole.
         for label, width in (
             ("scope", 7),
-            ("setting", 20),
-            ("requested (all layers)", 30),
-            ("effective", 20),
+            ("setting", 22),
+            ("requested (all layers)", 28),
+            ("effective", 22),
             ("from", 30),
         ):
             settings.add_column(label, width=width)
@@ -227,6 +312,10 @@ class ReviewStep(Step):
     def enter(self) -> None:
         self.show_review()
         self.query_one("#settings", DataTable).focus()
+
+    def toggle_defaults(self) -> None:
+        self.show_defaults = not self.show_defaults
+        self.show_review()
 
     def show_review(self) -> None:
         config = self.core.config
@@ -242,20 +331,39 @@ class ReviewStep(Step):
                 t.append(f"  {r.scope}.{r.key}: {inert(x)}\n")
         if not t.plain:
             t.append("No look-alike variables, nothing overridden.", style="green")
+        first = [r for r in rows if report.matters(r, config)]
+        folded = [r for r in rows if not report.matters(r, config)]
+        t.append(
+            f"\n{len(first)} settings set, derived or overridden first; {len(folded)} built-in defaults "
+            + ("shown after them" if self.show_defaults else "folded")
+            + f" ({self.key('wizard.defaults')}: {'fold' if self.show_defaults else 'show'})",
+            style="dim",
+        )
         self.query_one("#review-warnings", Static).update(t)
         table = self.query_one("#settings", DataTable)
         table.clear()
-        for r in rows:
+        self.rows = {}
+        for r in first + (folded if self.show_defaults else []):
             key = r.key if r.scope == "cluster" else f"nodes.{r.scope}.{r.key}"
+            self.rows[key] = r
             source = Text(
                 short_paths(r.source), style="bold cyan" if r.source.startswith("interactive") else ""
             )
-            # Every value some layer asked for: the winner in bold, the losers struck out.
-            requested = Text()
-            for value, src, won in r.requested:
-                requested.append(", " if requested.plain else "")
-                requested.append(f"{inert(value)} ({src})", style="bold" if won else "strike yellow")
-            table.add_row(r.scope, r.key, requested, Text(inert(r.effective)), source, key=key)
+            table.add_row(r.scope, r.key, requested_text(r), Text(inert(r.effective)), source, key=key)
+
+    @on(DataTable.RowHighlighted, "#settings")
+    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted row whole: no value is ever only seen cut off."""
+        r = self.rows.get(str(event.row_key.value))
+        if r is None:
+            return
+        t = Text()
+        t.append(f"{r.scope}.{r.key}", style="bold")
+        t.append(f" = {inert(r.effective)}  from {r.source}")
+        if r.requested:
+            t.append("\nrequested: ")
+            t.append_text(requested_text(r))
+        self.query_one("#review-detail", Static).update(t)
 
     @property
     def editing(self) -> bool:
@@ -305,6 +413,15 @@ class ReviewStep(Step):
         event.input.add_class("-hidden")
         self.show_review()
         self.query_one("#settings", DataTable).focus()
+
+
+def requested_text(r: report.Row) -> Text:
+    """Every value some layer asked for: the winner in bold, the losers struck out."""
+    requested = Text()
+    for value, src, won in r.requested:
+        requested.append(", " if requested.plain else "")
+        requested.append(f"{inert(value)} ({src})", style="bold" if won else "strike yellow")
+    return requested
 
 
 # --- step 4: launch -------------------------------------------------------------------

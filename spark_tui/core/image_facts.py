@@ -1,0 +1,209 @@
+"""What an image can run, known before a model load: its ENTRYPOINT and CMD, its vLLM version,
+whether Ray imports in it, whether `vllm serve` takes the native multi-node flags (vLLM 0.11.1
+on), its transformers version and the architectures its vLLM model registry lists.
+
+Asked on the node that holds the image, through that node's Docker engine, never pulling:
+`docker image inspect` first (no container); then one short container of the image running
+PROBE with the image's own python3 (no network, removed afterwards); an image without python3
+is asked `vllm --version` and `ray --version` instead. Answers depend only on the image ID, so
+they are cached on disk per ID: a second look costs no container start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import docker
+
+NATIVE_SINCE = (0, 11, 1)  # vLLM that added --nnodes/--node-rank/--master-addr/--headless (PR 23691)
+FACTS_MARK = "SPARK_TUI_FACTS"
+PROBE_TIMEOUT = 180  # seconds: importing vLLM's registry imports torch, slow on a cold page cache
+# Run by the image's python3. Reads package metadata (no import of vllm itself for the versions),
+# imports ray (the executor needs it to import, not only to be installed) and vLLM's registry.
+PROBE = f"""
+import importlib.metadata as md, json
+out = {{}}
+for dist in ("vllm", "ray", "transformers"):
+    try:
+        out[dist] = md.version(dist)
+    except Exception:
+        out[dist] = None
+try:
+    import ray
+    out["ray_import"] = True
+except Exception as exc:
+    out["ray_import"] = False
+    out["ray_error"] = f"{{type(exc).__name__}}: {{exc}}"[:200]
+try:
+    from vllm.model_executor.models import ModelRegistry
+    out["archs"] = sorted(ModelRegistry.get_supported_archs())
+except Exception as exc:
+    out["archs"] = None
+    out["archs_error"] = f"{{type(exc).__name__}}: {{exc}}"[:200]
+print("{FACTS_MARK} " + json.dumps(out))
+"""
+VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+@dataclass
+class ImageFacts:
+    image_id: str
+    entrypoint: list[str] | None = None
+    cmd: list[str] | None = None
+    vllm: str | None = None
+    vllm_from: str = ""  # where the version was read: a label, ENV, python metadata, `vllm --version`
+    ray: bool | None = None  # Ray imports in the image; None: could not tell
+    ray_version: str | None = None
+    transformers: str | None = None
+    archs: list[str] | None = None  # the vLLM model registry's architectures; None: could not tell
+    python: bool | None = None
+    notes: list[str] = field(default_factory=list)  # why a question has no answer
+
+    @property
+    def native(self) -> bool | None:
+        """Does `vllm serve` take the native multi-node flags?"""
+        v = version_tuple(self.vllm)
+        return None if v is None else v >= NATIVE_SINCE
+
+    def knows(self, arch: str) -> bool | None:
+        return None if self.archs is None else arch in self.archs
+
+
+def version_tuple(text: str | None) -> tuple[int, ...] | None:
+    """`0.10.2+9dd9ca32.nv25.10` -> (0, 10, 2); None when there is no version in it."""
+    m = VERSION.search(text or "")
+    return tuple(int(x) for x in m.group(0).split(".")[:3]) if m else None
+
+
+def from_attrs(attrs: dict) -> ImageFacts:
+    """What `docker image inspect` alone says."""
+    cfg = attrs.get("Config") or {}
+    facts = ImageFacts(attrs.get("Id", ""), cfg.get("Entrypoint"), cfg.get("Cmd"))
+    label = (cfg.get("Labels") or {}).get("com.nvidia.vllm.version")
+    env = dict(e.split("=", 1) for e in cfg.get("Env") or [] if "=" in e)
+    if label:
+        facts.vllm, facts.vllm_from = label, "label com.nvidia.vllm.version"
+    elif env.get("VLLM_VERSION"):
+        facts.vllm, facts.vllm_from = env["VLLM_VERSION"], "ENV VLLM_VERSION"
+    return facts
+
+
+def merge_probe(facts: ImageFacts, output: str) -> bool:
+    """Fold PROBE's answer into `facts`; False when the output holds no answer."""
+    line = next((x for x in output.splitlines() if x.startswith(FACTS_MARK + " ")), None)
+    if line is None:
+        return False
+    try:
+        data = json.loads(line[len(FACTS_MARK) + 1 :])
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    facts.python = True
+    if data.get("vllm") and not facts.vllm:
+        facts.vllm, facts.vllm_from = str(data["vllm"]), "python metadata"
+    elif not data.get("vllm") and not facts.vllm:
+        facts.notes.append("vLLM is not installed in the image's python")
+    facts.ray = bool(data.get("ray_import"))
+    facts.ray_version = data.get("ray") if isinstance(data.get("ray"), str) else None
+    if not facts.ray and data.get("ray_error"):
+        facts.notes.append(f"import ray: {data['ray_error']}")
+    facts.transformers = data.get("transformers") if isinstance(data.get("transformers"), str) else None
+    archs = data.get("archs")
+    facts.archs = [str(a) for a in archs] if isinstance(archs, list) else None
+    if facts.archs is None and data.get("archs_error"):
+        facts.notes.append(f"vLLM model registry: {data['archs_error']}")
+    return True
+
+
+def _run(client: docker.DockerClient, image_id: str, entrypoint: str, args: list[str]) -> tuple[int, str]:
+    """Run the image once with `entrypoint args`: (exit code, output). No network, no pull, removed.
+    Raises docker.errors.APIError when the program is not in the image."""
+    container = client.containers.create(
+        image_id,
+        entrypoint=[entrypoint],
+        command=args,
+        network_disabled=True,
+        labels={"spark-tui.probe": "1"},
+    )
+    try:
+        container.start()
+        code = container.wait(timeout=PROBE_TIMEOUT).get("StatusCode", -1)
+        return code, container.logs().decode("utf-8", errors="replace")
+    finally:
+        container.remove(force=True)
+
+
+def _missing(exc: docker.errors.APIError) -> bool:
+    return "executable file not found" in str(exc) or "no such file or directory" in str(exc)
+
+
+def probe(client: docker.DockerClient, attrs: dict) -> ImageFacts:
+    """Every answer for one image, asking the image itself (blocking: call it in a thread)."""
+    facts = from_attrs(attrs)
+    try:
+        _, out = _run(client, facts.image_id, "python3", ["-c", PROBE])
+        if merge_probe(facts, out):
+            return facts
+        facts.notes.append(f"python3 gave no answer: {out.strip()[-160:]}")
+    except docker.errors.APIError as exc:
+        if not _missing(exc):
+            raise
+        facts.python = False
+        facts.notes.append("no python3 in the image: the model registry and transformers cannot be asked")
+    # Without python: the programs themselves.
+    for program in ("vllm", "ray"):
+        try:
+            code, out = _run(client, facts.image_id, program, ["--version"])
+        except docker.errors.APIError as exc:
+            if not _missing(exc):
+                raise
+            code, out = 127, ""
+        found = VERSION.search(out) if code == 0 else None
+        if program == "vllm" and found and not facts.vllm:
+            facts.vllm, facts.vllm_from = found.group(0), "vllm --version"
+        if program == "ray":
+            facts.ray = bool(found)
+            facts.ray_version = found.group(0) if found else None
+    return facts
+
+
+class FactsCache:
+    """ImageFacts on disk, one JSON file per image ID (under the XDG cache dir)."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.dir = Path(directory)
+
+    def _path(self, image_id: str) -> Path:
+        return self.dir / (image_id.replace(":", "-") + ".json")
+
+    def get(self, image_id: str) -> ImageFacts | None:
+        try:
+            data = json.loads(self._path(image_id).read_text())
+            return ImageFacts(**data)
+        except (OSError, ValueError, TypeError):
+            return None  # absent, or written by another version: ask the image again
+
+    def put(self, facts: ImageFacts) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(asdict(facts), f)
+        os.replace(tmp, self._path(facts.image_id))  # whole or not at all
+
+
+def facts_for(client: docker.DockerClient, ref: str, cache: FactsCache) -> ImageFacts:
+    """The facts of the image `ref` names on this engine: cached by ID, else asked once.
+    Raises docker.errors.ImageNotFound when the engine does not hold it (nothing is pulled)."""
+    attrs = client.images.get(ref).attrs
+    cached = cache.get(attrs.get("Id", ""))
+    if cached is not None:
+        return cached
+    facts = probe(client, attrs)
+    cache.put(facts)
+    return facts
