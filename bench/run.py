@@ -461,6 +461,29 @@ def run(
             ],
         )
     )
+    sy = results["sync"]
+    print(
+        table(
+            f"sync between two nodes (MB/s; raw TCP copy {sy['raw_tcp_mb_s']} MB/s is the ceiling)",
+            [
+                ["what", "sync", "manual, through this machine", "sync / manual", "sync / raw"],
+                [
+                    f"image ({sy['image_mb']} MB)",
+                    sy["image"]["sync_mb_s"],
+                    f"{sy['image']['manual_mb_s']} (docker save | ssh docker load)",
+                    sy["image"]["sync_over_manual"],
+                    sy["image"]["sync_over_raw"],
+                ],
+                [
+                    f"model ({sy['model']['model_mb']} MB)",
+                    sy["model"]["sync_mb_s"],
+                    f"{sy['model']['rsync_via_here_mb_s']} (rsync -e ssh, A -> here -> B)",
+                    sy["model"]["sync_over_rsync"],
+                    sy["model"]["sync_over_raw"],
+                ],
+            ],
+        )
+    )
     lg = results["logs_screen"]
     print(
         table(

@@ -129,6 +129,26 @@ def build_parser() -> argparse.ArgumentParser:
         "the model's architecture (asked once per image ID, cached).",
     )
     p.add_argument("--json", action="store_true")
+    p = command(
+        "sync",
+        "Copy the effective image, or the model's cache entry, from a node that has it to the nodes "
+        "that lack it, node to node over the data network (never through this machine), then verify.",
+    )
+    p.add_argument("what", choices=("image", "model"))
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="NODE",
+        help="the node to copy from (default: the head, else the first that has it)",
+    )
+    p.add_argument(
+        "--to",
+        dest="targets",
+        metavar="NODE",
+        action="append",
+        help="a node to copy to (repeatable; default: every other node)",
+    )
+    p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")

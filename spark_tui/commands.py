@@ -332,6 +332,43 @@ def cmd_up(args) -> int:
         return asyncio.run(main())
 
 
+def cmd_sync(args) -> int:
+    import asyncio
+
+    from spark_tui.core.live import with_detected
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.redact import Redactor
+    from spark_tui.core.sync import sync_image, sync_model
+    from spark_tui.errors import ConfigError
+
+    config = load_config(args)
+    names = [n.name for n in config.nodes]
+    for flag, value in [("--from", args.source)] + [("--to", t) for t in args.targets or []]:
+        if value is not None and value not in names:
+            raise ConfigError(flag, f"no node named {value!r} (nodes: {', '.join(names)})")
+    bars = None
+    if not args.json and sys.stdout.isatty():
+        from spark_tui.stage_bars import StageBars
+
+        redactor = Redactor(lambda: config)
+        bars = StageBars(lambda event: _event_line(event, redactor.show), redactor.show)
+        emit = bars.emit
+    else:
+        emit = _event_printer(args.json, Redactor(lambda: config))
+
+    async def main() -> bool:
+        nonlocal config
+        async with Nodes(config) as nodes:
+            config, _ = await with_detected(config, nodes)  # the cache volume's ~ is each node's home
+            run = sync_image if args.what == "image" else sync_model
+            return await run(config, nodes, emit, args.source, args.targets)
+
+    if bars is None:
+        return 0 if asyncio.run(main()) else 1
+    with bars:
+        return 0 if asyncio.run(main()) else 1
+
+
 def cmd_down(args) -> int:
     import asyncio
 

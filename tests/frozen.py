@@ -247,6 +247,22 @@ class FrozenCore:
         )
         return True
 
+    async def sync(self, what, emit):
+        self.calls.append(f"sync {what}")
+        for i, n in enumerate(self.config.nodes[1:]):
+            emit(
+                ev.Stage(
+                    n.name,
+                    f"sync_{what}",
+                    "progress",
+                    f"{40 * (i + 1)}/120 MB from spark-1",
+                    1.0,
+                    (i + 1) / 3,
+                )
+            )
+            emit(ev.Stage(n.name, f"sync_{what}", "done", f"{what}: verified", 2.0, 1.0))
+        return True
+
     async def teardown_targets(self):
         return {
             n.name: ["vllm_node (running, image vllm-node:latest)"]

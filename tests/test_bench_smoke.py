@@ -77,3 +77,11 @@ def test_image_inspection_bench_smoke(cluster):
     out = bench_inspection(cluster, nodes=1, cached_runs=2)
     node = out[cluster.nodes[0].name]
     assert node["first_ms"] > node["cached_ms"] > 0
+
+
+@pytest.mark.cluster
+def test_sync_bench_smoke(cluster):
+    from bench.sync import bench_sync
+
+    out = bench_sync(cluster, image_mb=4, model_mb=4)
+    assert out["raw_tcp_mb_s"] > 0 and out["image"]["sync_mb_s"] > 0 and out["model"]["sync_over_rsync"] > 0

@@ -77,7 +77,11 @@ def test_missing_image_names_the_node_and_the_fix(cluster, tmp_path):
     finally:
         cluster.import_image(cluster.nodes[1])
     r = by[("image.present", cluster.nodes[1].name)]
-    assert r.status == "fail" and cluster.nodes[1].name in r.message and "docker save" in r.fix
+    assert (
+        r.status == "fail"
+        and cluster.nodes[1].name in r.message
+        and f"spark-tui sync image --to {cluster.nodes[1].name}" in r.fix
+    )
     assert by[("image.present", cluster.nodes[0].name)].status == "pass"
 
 

@@ -104,6 +104,29 @@ def test_review_puts_what_matters_first_and_shows_the_highlighted_row_whole(tmp_
     asyncio.run(flow())
 
 
+def test_a_failed_model_row_offers_the_sync_and_checks_again(tmp_path):
+    """One key on a model.cached row runs the sync with its progress, then the check again;
+    on a row a sync cannot fix, the key only says so."""
+    app = app_with()
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("w", "enter")
+            await pilot.pause(0.3)
+            wizard = app.screen
+            table = wizard.query_one("#checks")
+            table.move_cursor(row=table.get_row_index("spark-1/ssh.reachable"))
+            await pilot.press("s")
+            await pilot.pause(0.2)
+            assert app.core.calls.count("check") == 1 and "sync model" not in app.core.calls
+            table.move_cursor(row=table.get_row_index("spark-2/model.cached"))
+            await pilot.press("s")
+            await pilot.pause(0.5)
+            assert "sync model" in app.core.calls and app.core.calls.count("check") == 2, app.core.calls
+
+    asyncio.run(flow())
+
+
 def test_bad_edit_is_one_line_and_changes_nothing(tmp_path):
     app = app_with()
 

@@ -19,6 +19,7 @@ from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.image_checks import image_checks
 from spark_tui.core.live import with_detected
 from spark_tui.core.model_cache import cache_dir, repo_folder
+from spark_tui.core.model_files import model_complete_checks
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers import netif
@@ -77,8 +78,10 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
 
     # What the image can run (Ray, native flags, the model's architecture), alongside the nodes.
     unusable = {s.node for s in snaps if not s.reachable or s.docker_error}
-    done, _ = await asyncio.gather(
-        asyncio.gather(*(one_node(n) for n in config.nodes)), image_checks(config, nodes, add, unusable)
+    done, _, _ = await asyncio.gather(
+        asyncio.gather(*(one_node(n) for n in config.nodes)),
+        image_checks(config, nodes, add, unusable),
+        model_complete_checks(config, nodes, add, {s.node for s in snaps if not s.reachable}),
     )
     _cluster_checks(
         config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add
@@ -165,7 +168,7 @@ async def _image_and_container(
             name,
             "fail",
             f"image {image} is missing on {name}",
-            f"docker save {image} | ssh {name} docker load   (or docker pull {image} on {name})",
+            f"spark-tui sync image --to {name}   (node to node over the data network; or docker pull {image} on {name})",
         )
     else:
         layers = tuple((img.attrs.get("RootFS") or {}).get("Layers") or [])
@@ -432,7 +435,7 @@ def _cluster_checks(
             "cluster",
             "fail",
             f"{config['image']} is a different image on {', '.join(differ)} than on {head} (layer digests differ)",
-            f"copy the image from {head} to those nodes (docker save | docker load)",
+            f"spark-tui sync image --from {head}   (copies it to those nodes over the data network)",
         )
     elif len(present) == len(config.nodes) and present:
         add("image.same", "cluster", "pass", "same image layers on every node")

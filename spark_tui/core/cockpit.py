@@ -21,6 +21,7 @@ from spark_tui.core.monitor import Monitor, NodeView
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import detected_values
 from spark_tui.core.redact import Redactor
+from spark_tui.core.sync import sync_image, sync_model
 from spark_tui.core.teardown import teardown
 from spark_tui.settings.resolve import Config
 
@@ -53,6 +54,8 @@ class CockpitAPI(Protocol):
     async def check(self, emit: Callable[[CheckResult], object]) -> list[CheckResult]: ...
 
     async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool: ...
+
+    async def sync(self, what: str, emit: Callable[[object], object]) -> bool: ...
 
     async def teardown_targets(self) -> dict[str, list[str] | str]: ...
 
@@ -161,6 +164,11 @@ class CockpitCore:
             for item in await drift(self.config, self.nodes, live=True):
                 emit(item)
         return ok
+
+    async def sync(self, what: str, emit: Callable[[object], object]) -> bool:
+        """`spark-tui sync image|model` for the wizard: node to node, verified."""
+        run = sync_image if what == "image" else sync_model
+        return await run(self.config, self.nodes, emit)
 
     async def teardown_targets(self) -> dict[str, list[str] | str]:
         return await self.monitor.teardown_targets()

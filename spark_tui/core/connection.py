@@ -16,6 +16,7 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -61,6 +62,11 @@ class Transport(Protocol):
         self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30
     ) -> str: ...
 
+    async def stream(self, argv: list[str], on_err_line: Callable[[str], object], stdin: str = "") -> Result:
+        """Run a long command, handing each line of its stderr to `on_err_line` as it comes
+        (progress); stdout is collected. Cancelling the call closes the command's session."""
+        ...
+
     async def docker_url(self) -> str: ...
 
     async def http_base(self, host: str, port: int) -> tuple[str, asyncssh.SSHListener | None]:
@@ -102,6 +108,30 @@ class LocalTransport:
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         return (await self.run(["sh", "-c", script, "sh", *args], timeout=timeout)).stdout
+
+    async def stream(self, argv: list[str], on_err_line: Callable[[str], object], stdin: str = "") -> Result:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write(stdin.encode())
+        proc.stdin.close()
+        try:
+            out_task = asyncio.ensure_future(proc.stdout.read())
+            err = []
+            async for raw in proc.stderr:
+                line = raw.decode(errors="replace").rstrip("\n")
+                err.append(line)
+                on_err_line(line)
+            out = await out_task
+            code = await proc.wait()
+        except asyncio.CancelledError:
+            proc.kill()
+            raise
+        return Result(out.decode(errors="replace"), "\n".join(err[-50:]), code)
 
     async def docker_url(self) -> str:
         return f"unix://{self.node['docker_socket']}"
@@ -254,6 +284,30 @@ class SshTransport:
         return Result(
             _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
         )
+
+    async def stream(self, argv: list[str], on_err_line: Callable[[str], object], stdin: str = "") -> Result:
+        await self.connect()
+        async with self._sessions:
+            try:
+                proc = await self.live().create_process(shlex.join(argv))
+                proc.stdin.write(stdin)
+                proc.stdin.write_eof()
+                out_task = asyncio.ensure_future(proc.stdout.read())
+                err = []
+                try:
+                    async for line in proc.stderr:
+                        line = _text(line).rstrip("\n")
+                        err.append(line)
+                        on_err_line(line)
+                    out = await out_task
+                    await proc.wait_closed()
+                finally:
+                    proc.close()  # a cancelled call closes the session (the command sees its end)
+            except (OSError, asyncssh.Error) as exc:
+                await self._drop()
+                raise NodeError(self.node.name, f"connection lost: {_reason(exc)}") from None
+        code = proc.exit_status
+        return Result(_text(out), "\n".join(err[-50:]), code if code is not None else 255)
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         """Run a shell script in the node's long-lived `sh` session and return its stdout.

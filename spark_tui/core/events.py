@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 # Every stage a launch or teardown reports, and the states a stage goes through.
-StageName = Literal["container", "ray_join", "vllm", "nccl_init", "shards", "rollback", "teardown"]
+StageName = Literal[
+    "container", "ray_join", "vllm", "nccl_init", "shards", "rollback", "teardown", "sync_image", "sync_model"
+]
 StageStatus = Literal["started", "progress", "done", "failed"]
 
 

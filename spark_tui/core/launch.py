@@ -188,7 +188,7 @@ class Launch:
             except docker.errors.ImageNotFound:
                 raise LaunchError(
                     f"{node}: image {self.specs[node].image} is not on this node; "
-                    f"load it there (docker save | ssh {node} docker load) or pull it"
+                    f"copy it there (spark-tui sync image --to {node}) or pull it"
                 ) from None
 
         await asyncio.gather(*(one(n.name) for n in self.config.nodes))

@@ -314,6 +314,26 @@ class Cluster:
                 f"tc netem unavailable on this kernel ({proc.stderr.strip()}); delay/loss knob skipped"
             )
 
+    def rate_limit(self, node: Node, rate: str) -> None:
+        """Traffic towards the node limited to `rate` (tbf, e.g. "8mbit"); clear_netem removes it."""
+        run(
+            [
+                "tc",
+                "qdisc",
+                "replace",
+                "dev",
+                node.host_veth,
+                "root",
+                "tbf",
+                "rate",
+                rate,
+                "burst",
+                "32kb",
+                "latency",
+                "2s",
+            ]
+        )
+
     def clear_netem(self, node: Node) -> None:
         run(["tc", "qdisc", "del", "dev", node.host_veth, "root"], check=False)
 
@@ -524,6 +544,12 @@ def build_rootfs(root: Path, variant: str = "", profile: ImageProfile = IMAGES["
     (fs / "etc" / "group").write_text("root:x:0:\n")
     if variant:
         (fs / "etc" / "variant").write_text(variant + "\n")
+    if variant.startswith(
+        "big-"
+    ):  # `big-200`: a 200 MB layer of random bytes (incompressible), for benchmarks
+        with open(fs / "opt" / "weights.bin", "wb") as f:
+            for _ in range(int(variant.split("-")[1])):
+                f.write(os.urandom(1 << 20))
     run(["tar", "-C", str(fs), "-cf", str(tar), "."])
     return tar
 

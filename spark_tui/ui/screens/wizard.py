@@ -142,6 +142,10 @@ class WizardScreen(Screen):
         if self.step == "review":
             self.review_step.start_edit()
 
+    def action_sync(self) -> None:
+        if self.step == "check":
+            self.check_step.start_sync()
+
     def action_toggle_defaults(self) -> None:
         if self.step == "review" and not self.review_step.editing:
             self.review_step.toggle_defaults()

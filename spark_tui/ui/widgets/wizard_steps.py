@@ -41,6 +41,15 @@ NODE_CHECKS = (
 )
 
 
+# Check rows a sync fixes, and which sync.
+SYNC_FIXES = {
+    "image.present": "image",
+    "image.same": "image",
+    "model.cached": "model",
+    "model.complete": "model",
+}
+
+
 def short_paths(text: str) -> str:
     """`cluster file /long/dir/duo.yaml:5:8` -> `cluster file duo.yaml:5:8` (the table has no room for dirs)."""
     return re.sub(r"(?<![\w.])/(?:[^\s/]+/)+", "", text)
@@ -255,6 +264,53 @@ class CheckStep(Step):
             table.add_row(*cells, key=key)
         self.summary()
 
+    def sync_offer(self) -> str | None:
+        """What a sync would fix for the highlighted row: "image", "model", or None."""
+        table = self.query_one("#checks", DataTable)
+        if table.row_count == 0:
+            return None
+        key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        result = next((r for r in self.results if key.startswith(f"{r.node}/{r.id}")), None)
+        if result is None or result.status not in ("fail", "warn"):
+            return None
+        return SYNC_FIXES.get(result.id)
+
+    def start_sync(self) -> None:
+        what = self.sync_offer()
+        if what is None:
+            self.notify("sync fixes a failed image.present, image.same, model.cached or model.complete row")
+            return
+        if self.running:
+            self.notify("the check is still running", severity="warning")
+            return
+        self.run_sync(what)
+
+    @work(exclusive=True, group="check")
+    async def run_sync(self, what: str) -> None:
+        self.running = True
+        summary = self.query_one("#check-summary", Static)
+        progress: dict[str, str] = {}
+
+        def show(event) -> None:
+            if isinstance(event, ev.Stage):
+                pct = f" {event.fraction:.0%}" if event.fraction is not None else ""
+                progress[event.node] = f"{event.node}: {event.status}{pct} {self.shown(event.detail)}"
+            elif isinstance(event, ev.Failed):
+                progress["!"] = f"FAILED: {self.shown(event.cause)}"
+            self.app.call_later(summary.update, Text(f"sync {what}\n" + "\n".join(progress.values())))
+
+        ok = False
+        try:
+            ok = await self.core.sync(what, show)
+        finally:
+            self.running = False
+            self.notify(
+                f"sync {what} {'done: checking again' if ok else 'failed'}",
+                severity="information" if ok else "error",
+            )
+            if ok:
+                self.run_check()
+
     def on_job_done(self, message: JobDone) -> None:
         if message.job != "check":
             return
@@ -271,7 +327,11 @@ class CheckStep(Step):
         text = Text(f"check {state}  ", style="bold")
         for s, n in counts.items():
             text.append(f"{n} {s}  ", style=STATUS_STYLE[s])
-        text.append(f"({self.key('refresh')}: run again, {self.key('wizard.next')}: next)", style="dim")
+        text.append(
+            f"({self.key('refresh')}: run again, {self.key('wizard.sync')}: sync on a failed image/model row, "
+            f"{self.key('wizard.next')}: next)",
+            style="dim",
+        )
         self.query_one("#check-summary", Static).update(text)
 
 

@@ -1,0 +1,165 @@
+"""A model's cache entry file by file on every node, and whether each node's copy is complete.
+
+`model.complete` (a check): the snapshot of the revision `refs/main` names holds config.json;
+every shard `model.safetensors.index.json` names (or the single `model.safetensors`) is there,
+resolves (the snapshot holds symlinks into `blobs/`) and has the length its own safetensors
+header says and the length other nodes have; every node has the same revision. Sizes always;
+no hashing (a flag could add it: hashing 60 GB takes minutes per node).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+
+from spark_tui.core.errors import NodeError
+from spark_tui.core.model_cache import cache_dir, repo_folder
+from spark_tui.core.nodes import Nodes
+from spark_tui.core.sync_programs import MANIFEST
+from spark_tui.settings.model import NodeConfig
+from spark_tui.settings.resolve import Config
+
+
+@dataclass
+class Manifest:
+    node: str
+    directory: str
+    error: str = ""  # could not be read
+    exists: bool = False
+    ref: str | None = None
+    config: bool = False
+    shards: list[str] | None = None
+    files: dict[str, list] = field(default_factory=dict)  # rel -> [kind f/l/d, size, link, resolves]
+    expected: dict[str, int] = field(default_factory=dict)  # rel -> length its header says (-1 unreadable)
+
+    def snapshot(self, name: str) -> str:
+        return f"snapshots/{self.ref}/{name}"
+
+    def size(self, rel: str) -> int | None:
+        """A file's size, following the snapshot's symlink into blobs/."""
+        entry = self.files.get(rel)
+        if entry is None:
+            return None
+        if entry[0] == "l":
+            if not entry[3]:
+                return None
+            target = "/".join(_normalise(rel.rsplit("/", 1)[0] + "/" + entry[2]))
+            return self.size(target)
+        return entry[1] if entry[0] == "f" else None
+
+
+def _normalise(path: str) -> list[str]:
+    out: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if out:
+                out.pop()
+        elif part not in ("", "."):
+            out.append(part)
+    return out
+
+
+def repo_dir(node: NodeConfig, model: str) -> str:
+    return f"{cache_dir(node)}/hub/{repo_folder(model)}"
+
+
+async def manifest(nodes: Nodes, node: NodeConfig, model: str) -> Manifest:
+    directory = repo_dir(node, model)
+    try:
+        res = await nodes.transports[node.name].run(["python3", "-c", MANIFEST, directory], timeout=120)
+    except (TimeoutError, NodeError) as exc:
+        return Manifest(node.name, directory, error=str(exc))
+    if res.exit_status != 0:
+        return Manifest(node.name, directory, error=f"python3 on {node.name}: {res.stderr.strip()[-200:]}")
+    try:
+        data = json.loads(res.stdout)
+        return Manifest(
+            node.name,
+            directory,
+            exists=bool(data["exists"]),
+            ref=data["ref"],
+            config=bool(data["config"]),
+            shards=data["shards"],
+            files=data["files"],
+            expected=data["expected"],
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        return Manifest(node.name, directory, error=f"unreadable manifest from {node.name}: {exc}")
+
+
+async def manifests(config: Config, nodes: Nodes, names: list[str] | None = None) -> dict[str, Manifest]:
+    model = config["model"] or ""
+    chosen = [n for n in config.nodes if names is None or n.name in names]
+    found = await asyncio.gather(*(manifest(nodes, n, model) for n in chosen))
+    return {m.node: m for m in found}
+
+
+def problems(m: Manifest, others: list[Manifest]) -> list[str]:
+    """What is missing or wrong in one node's copy (empty: complete)."""
+    if m.error:
+        return [m.error]
+    if not m.exists:
+        return [f"not in {m.directory}"]
+    if not m.ref:
+        return [f"{m.directory}/refs/main missing: no revision"]
+    out = []
+    if not m.config:
+        out.append(f"{m.snapshot('config.json')} missing")
+    if m.shards is None:
+        out.append(f"no model.safetensors.index.json or model.safetensors in {m.snapshot('')}")
+        return out
+    for shard in m.shards:
+        rel = m.snapshot(shard)
+        entry = m.files.get(rel)
+        if entry is None:
+            out.append(f"{shard} missing")
+            continue
+        if entry[0] == "l" and not entry[3]:
+            out.append(f"{shard} is a symlink to {entry[2]}, which is missing")
+            continue
+        size = m.size(rel) or 0
+        want = m.expected.get(rel)
+        if want == -1:
+            out.append(f"{shard}: safetensors header unreadable ({size} bytes)")
+        elif want is not None and size != want:
+            out.append(f"{shard} truncated: {size} of {want} bytes")
+        else:
+            elsewhere = [(o.node, o.size(rel)) for o in others if o.ref == m.ref and o.size(rel)]
+            bigger = [(n, s) for n, s in elsewhere if s and s > size]
+            if bigger:
+                out.append(f"{shard} is {size} bytes, {bigger[0][1]} on {bigger[0][0]}")
+    refs = {o.ref for o in others if o.exists and o.ref}
+    if refs and m.ref not in refs:
+        out.append(f"revision {m.ref}, other nodes have {', '.join(sorted(refs))}")
+    return out
+
+
+async def model_complete_checks(config: Config, nodes: Nodes, add, unusable: set[str]) -> None:
+    """The `model.complete` check on every reachable node (a model not cached at all is
+    model.cached's business: skipped here)."""
+    model = config["model"]
+    if not model or model.startswith(("/", ".")):
+        return
+    found = await manifests(config, nodes, [n.name for n in config.nodes if n.name not in unusable])
+    complete = [name for name, m in found.items() if m.exists and not problems(m, [])]
+    for name, m in found.items():
+        if not m.error and not m.exists:
+            add("model.complete", name, "skipped", f"{model} not in the cache on {name} (see model.cached)")
+            continue
+        wrong = problems(m, [o for o in found.values() if o is not m])
+        if not wrong:
+            add(
+                "model.complete",
+                name,
+                "pass",
+                f"{model}: config.json and {len(m.shards or [])} shard(s) complete, revision {(m.ref or '')[:12]}",
+            )
+            continue
+        source = next((c for c in complete if c != name), None)
+        fix = (
+            f"spark-tui sync model --from {source} --to {name}"
+            if source
+            else f"download {model} again on {name} (huggingface-cli download {model})"
+        )
+        add("model.complete", name, "fail", f"{model} on {name}: " + "; ".join(wrong), fix)

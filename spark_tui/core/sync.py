@@ -1,0 +1,337 @@
+"""`spark-tui sync image|model`: copy the effective image, or the model's cache entry, from a node
+that has it to the nodes that lack it, node to node over the data network, then verify.
+
+Never through this machine (often a laptop on Wi-Fi): it only starts the node programs of
+core/sync_programs.py over SSH and reads their progress. Nodes already holding identical
+layers (or complete files) are skipped. When a target cannot reach the source's data address,
+sync says so and stops: no silent fall-back through this machine. Events are the launch's
+(Stage per node with a fraction, Failed), so `up`'s printer and bars serve here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+import docker
+
+from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
+from spark_tui.core.events import Failed, Stage, StageName, StageStatus
+from spark_tui.core.model_files import Manifest, manifests, problems
+from spark_tui.core.nodes import Nodes
+from spark_tui.core.sync_programs import RECEIVE, RECEIVE_FILES, SEND_FILES, SEND_STREAM
+from spark_tui.settings.resolve import Config
+
+Emit = Callable[[object], object]
+SAVE = 'dh=$1; img=$2; prog=$3; shift 3; docker -H "$dh" save "$img" | python3 -c "$prog" "$@"'
+LOAD = 'dh=$1; prog=$2; shift 2; python3 -c "$prog" "$@" | docker -H "$dh" load'
+PORT_WAIT = 30.0  # seconds for a receiver to say which port it listens on
+HEADER_BYTES = 200  # what SEND_FILES adds per entry (its JSON header line), about
+
+
+class SyncError(Exception):
+    pass
+
+
+class _Run:
+    """One sync: its events, its token and the remote programs to stop if it is cancelled."""
+
+    def __init__(self, config: Config, nodes: Nodes, emit: Emit, stage: StageName):
+        self.config, self.nodes, self.emit, self.stage = config, nodes, emit, stage
+        self.token = secrets.token_hex(16)
+        self.t0 = time.monotonic()
+        self.touched: set[str] = set()
+
+    def event(self, node: str, status: StageStatus, detail: str = "", fraction: float | None = None) -> None:
+        self.emit(Stage(node, self.stage, status, detail, time.monotonic() - self.t0, fraction))
+
+    def ip(self, name: str) -> str:
+        node = self.config.node(name)
+        return node["data_ip"] or node["host"]
+
+    async def check_paths(self, source: str, targets: list[str]) -> None:
+        """The source must reach every target's data address (it connects to them)."""
+        wanted = [self.ip(t) for t in targets]
+        reached = await self.nodes.reaches(source, *wanted)
+        if reached is None:
+            raise SyncError(f"{source}: could not be asked whether it reaches the targets")
+        cut = [t for t, ip in zip(targets, wanted, strict=True) if ip not in reached]
+        if cut:
+            raise SyncError(
+                f"{source} does not reach {', '.join(f'{t} at {self.ip(t)}' for t in cut)} over the data "
+                "network; sync copies node to node only (never through this machine): fix the link first"
+            )
+
+    async def receiver(self, target: str, source: str, command: list[str], port: asyncio.Future):
+        """Start the receiver on `target`: `command` with its program's arguments (bind address,
+        token, source address) appended at `{args}`."""
+
+        def line(text: str) -> None:
+            if text.startswith("PORT ") and not port.done():
+                port.set_result(int(text.split()[1]))
+
+        self.touched.add(target)
+        args = [self.ip(target), self.token, self.ip(source)]
+        i = command.index("{args}")
+        argv = command[:i] + args + command[i + 1 :]
+        return await self.nodes.transports[target].stream(argv, line)
+
+    async def ports(self, waits: dict[str, asyncio.Future], tasks: dict[str, asyncio.Task]) -> dict[str, int]:
+        out = {}
+        for target, fut in waits.items():
+            done, _ = await asyncio.wait(
+                {fut, tasks[target]}, timeout=PORT_WAIT, return_when="FIRST_COMPLETED"
+            )
+            if fut in done:
+                out[target] = fut.result()
+                continue
+            res = tasks[target].result() if tasks[target] in done else None
+            raise SyncError(
+                f"{target}: the receiver did not start"
+                + (f": {res.stderr.strip()[-200:]}" if res is not None else f" within {PORT_WAIT:.0f} s")
+            )
+        return out
+
+    def verdict(self, ok: bool, holds: str) -> bool:
+        if not ok:
+            self.emit(Failed(f"{self.stage.replace('_', ' ')}: not every target holds {holds}"))
+        return ok
+
+    async def stop_remote(self) -> None:
+        """Best effort after a cancel: end what still runs with this sync's token."""
+        for name in self.touched:
+            try:
+                await self.nodes.transports[name].run(["pkill", "-f", self.token], timeout=10)
+            except (NodeError, TimeoutError, OSError):
+                pass
+
+
+async def _guarded(run: _Run, what: str, body: Callable[[], Awaitable[bool]]) -> bool:
+    """A sync's refusals as a Failed event; a cancel ends what it started on the nodes."""
+    try:
+        return await body()
+    except SyncError as exc:
+        run.emit(Failed(f"sync {what}: {exc}"))
+        return False
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        await asyncio.shield(run.stop_remote())
+        raise
+
+
+# --- images ------------------------------------------------------------------------------
+
+
+async def _image_layers(nodes: Nodes, name: str, image: str) -> tuple | None | str:
+    """The image's layer digests on a node, None when absent, or why the node cannot tell."""
+    try:
+        client = await nodes.engine(name)
+        img = await asyncio.to_thread(client.images.get, image)
+        return tuple((img.attrs.get("RootFS") or {}).get("Layers") or []), img.attrs.get("Size") or 0
+    except docker.errors.ImageNotFound:
+        return None
+    except ENGINE_ERRORS as exc:
+        return f"{name}: docker engine unreachable: {why(exc)[:160]}"
+
+
+async def sync_image(
+    config: Config, nodes: Nodes, emit: Emit, source: str | None = None, targets: list[str] | None = None
+) -> bool:
+    run = _Run(config, nodes, emit, "sync_image")
+    return await _guarded(run, "image", lambda: _sync_image(run, source, targets))
+
+
+async def _sync_image(run: _Run, source: str | None, targets: list[str] | None) -> bool:
+    config, nodes, image = run.config, run.nodes, run.config["image"]
+    names = [n.name for n in sorted(config.nodes, key=lambda n: not n.is_head)]
+    found = dict(
+        zip(names, await asyncio.gather(*(_image_layers(nodes, n, image) for n in names)), strict=True)
+    )
+    broken = [v for v in found.values() if isinstance(v, str)]
+    if broken:
+        raise SyncError(broken[0])
+    source = source or next((n for n in names if found[n] is not None), None)
+    if source is None:
+        raise SyncError(f"no node holds {image}: pull or build it on one node first")
+    held = found[source]
+    if not isinstance(held, tuple):
+        raise SyncError(f"{source} does not hold {image}; choose --from a node that does")
+    layers, size = held
+    wanted = [t for t in (targets or names) if t != source]
+    todo = []
+    for t in wanted:
+        have = found[t]
+        if isinstance(have, tuple) and have[0] == layers:
+            run.event(t, "done", f"{image}: identical layers already, skipped", 1.0)
+        else:
+            todo.append(t)
+    if not todo:
+        return True
+    await run.check_paths(source, todo)
+    # `docker load` tags nothing unless the whole stream arrived: an interrupted copy leaves no image.
+    results = await _transfer(
+        run,
+        source,
+        todo,
+        lambda t: [
+            "sh",
+            "-c",
+            LOAD,
+            "sh",
+            f"unix://{config.node(t)['docker_socket']}",
+            RECEIVE,
+            "{args}",
+        ],
+        ["sh", "-c", SAVE, "sh", f"unix://{config.node(source)['docker_socket']}", image, SEND_STREAM],
+        size,
+    )
+    ok = True
+    for t in todo:
+        res = results.get(t)
+        after = await _image_layers(nodes, t, image)
+        if isinstance(res, str):
+            run.event(t, "failed", res)
+            ok = False
+        elif isinstance(after, tuple) and after[0] == layers:
+            run.event(t, "done", f"{image}: verified, {len(layers)} layers as on {source}", 1.0)
+        else:
+            run.event(t, "failed", f"{image} on {t} after the copy: layers differ from {source}")
+            ok = False
+    return run.verdict(ok, f"{image} as {source} does")
+
+
+async def _transfer(
+    run: _Run,
+    source: str,
+    targets: list[str],
+    receiver: Callable[[str], list[str]],
+    sender: list[str],
+    total: int,
+    stdin: str = "",
+) -> dict[str, object]:
+    """Receivers on the targets, then one sender on the source (`sender` + token + addresses):
+    per target its receiver's Result, or why it failed."""
+    waits = {t: asyncio.get_running_loop().create_future() for t in targets}
+    tasks = {t: asyncio.ensure_future(run.receiver(t, source, receiver(t), waits[t])) for t in targets}
+    try:
+        ports = await run.ports(waits, tasks)
+        failed: dict[str, str] = {}
+        addr = {f"{run.ip(t)}:{p}": t for t, p in ports.items()}
+
+        def progress(text: str) -> None:
+            parts = text.split(maxsplit=2)
+            if parts[:1] == ["SENT"] and len(parts) > 1 and parts[1].isdigit():
+                sent = int(parts[1])
+                for t in targets:
+                    if t not in failed:
+                        frac = min(1.0, sent / total) if total else None
+                        run.event(
+                            t, "progress", f"{sent / 1e6:,.0f}/{total / 1e6:,.0f} MB from {source}", frac
+                        )
+            elif parts[:1] == ["FAIL"] and len(parts) > 1 and parts[1] in addr:
+                failed[addr[parts[1]]] = (
+                    f"connection from {source} lost: {parts[2] if len(parts) > 2 else ''}"
+                )
+
+        run.touched.add(source)
+        for t in targets:
+            run.event(t, "started", f"from {source} over the data network")
+        sent = await run.nodes.transports[source].stream(sender + [run.token, *addr], progress, stdin)
+        out: dict[str, object] = {}
+        for t in targets:
+            res = await tasks[t]
+            if t in failed:
+                out[t] = failed[t]
+            elif res.exit_status != 0 or sent.exit_status != 0:
+                why_ = (res.stderr or res.stdout or sent.stderr).strip().splitlines()
+                out[t] = f"copy to {t} failed: {why_[-1][:200] if why_ else 'no output'}"
+            else:
+                out[t] = res
+        return out
+    finally:
+        for task in tasks.values():
+            if not task.done():
+                task.cancel()
+
+
+# --- models ------------------------------------------------------------------------------
+
+
+def _needed(src: Manifest, dst: Manifest) -> list[str]:
+    """Paths under the entry the target lacks or holds differently (files by size, symlinks by
+    target); complete files are skipped, so a re-run resumes."""
+    out = []
+    for rel, (kind, size, link, _) in sorted(src.files.items()):
+        have = dst.files.get(rel)
+        if kind == "f" and (have is None or have[0] != "f" or have[1] != size):
+            out.append(rel)
+        elif kind == "l" and (have is None or have[0] != "l" or have[2] != link):
+            out.append(rel)
+    return out
+
+
+async def sync_model(
+    config: Config, nodes: Nodes, emit: Emit, source: str | None = None, targets: list[str] | None = None
+) -> bool:
+    run = _Run(config, nodes, emit, "sync_model")
+    return await _guarded(run, "model", lambda: _sync_model(run, source, targets))
+
+
+async def _sync_model(run: _Run, source: str | None, targets: list[str] | None) -> bool:
+    config, nodes, model = run.config, run.nodes, run.config["model"]
+    if not model:
+        raise SyncError("no model set")
+    if model.startswith(("/", ".")):
+        raise SyncError(f"model {model} is a path in the container, not a Hugging Face cache entry")
+    found = await manifests(config, nodes)
+    broken = [m.error for m in found.values() if m.error]
+    if broken:
+        raise SyncError(broken[0])
+    order = [n.name for n in sorted(config.nodes, key=lambda n: not n.is_head)]
+    complete = [n for n in order if not problems(found[n], [])]
+    source = source or next(iter(complete), None)
+    if source is None:
+        raise SyncError(f"no node holds a complete copy of {model}: download it on one node first")
+    src = found[source]
+    if problems(src, []):
+        raise SyncError(f"{source}'s copy of {model} is not complete: {problems(src, [])[0]}")
+    plans = {}
+    for t in [t for t in (targets or order) if t != source]:
+        need = _needed(src, found[t])
+        if need:
+            plans[t] = need
+        else:
+            run.event(t, "done", f"{model}: every file already complete, skipped", 1.0)
+    if not plans:
+        return True
+    await run.check_paths(source, list(plans))
+    # One sender per target: each gets only what it lacks.
+    results = await asyncio.gather(
+        *(
+            _transfer(
+                run,
+                source,
+                [t],
+                lambda t: ["python3", "-c", RECEIVE_FILES, "{args}", found[t].directory],
+                ["python3", "-c", SEND_FILES, src.directory],
+                sum((src.files[r][1] if src.files[r][0] == "f" else 0) + HEADER_BYTES for r in need),
+                json.dumps(need),
+            )
+            for t, need in plans.items()
+        )
+    )
+    after = await manifests(config, nodes, list(plans))
+    ok = True
+    for t, res in ((t, r[t]) for t, r in zip(plans, results, strict=True)):
+        left = _needed(src, after[t]) if not after[t].error else ["(manifest unreadable)"]
+        if isinstance(res, str):
+            run.event(t, "failed", res)
+            ok = False
+        elif left or after[t].ref != src.ref:
+            run.event(t, "failed", f"{model} on {t} after the copy: {len(left)} file(s) still differ")
+            ok = False
+        else:
+            run.event(t, "done", f"{model}: verified, {len(src.files)} entries as on {source}", 1.0)
+    return run.verdict(ok, f"{model} as {source} does")

@@ -1,0 +1,255 @@
+"""Programs `sync` runs on the nodes (python3 -c, as DGX OS ships Python 3; the rest is sh, docker
+and tar). The bytes go from the source node to the targets over the data network; this machine
+only starts the programs and reads their progress lines (stderr: `PORT n`, `SENT n`, `FAIL ...`).
+
+A receiver listens on its node's data address, accepts only a connection from the source's
+address that opens with the sync's random token, and writes what it receives to stdout (an
+image, piped into `docker load`, which tags nothing unless the whole stream arrived) or writes
+the files it carries (a model's cache entry: each file written under a temporary name and renamed when whole, so
+an interrupted sync leaves no file that looks complete). One sender fans one stream out to
+every target.
+"""
+
+from __future__ import annotations
+
+# Accepts the source's connection: argv = bind address, token, source address; leaves `conn`.
+ACCEPT = r"""
+import socket, sys
+ip, token, source = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
+srv = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
+srv.bind((ip, 0))
+srv.listen(4)
+srv.settimeout(120)
+print("PORT", srv.getsockname()[1], file=sys.stderr, flush=True)
+while True:
+    conn, peer = srv.accept()
+    conn.settimeout(300)
+    head = b""
+    while len(head) < len(token) + 1:
+        more = conn.recv(len(token) + 1 - len(head))
+        if not more:
+            break
+        head += more
+    if peer[0] == source and head == token + b"\n":
+        break
+    print("REFUSED", peer[0], file=sys.stderr, flush=True)
+    conn.close()
+srv.close()
+"""
+
+# Receiver of an image: writes the stream to stdout (piped into `docker load`).
+RECEIVE = (
+    ACCEPT
+    + r"""
+out, n = sys.stdout.buffer, 0
+while True:
+    block = conn.recv(1 << 20)
+    if not block:
+        break
+    out.write(block)
+    n += len(block)
+out.flush()
+print("RECEIVED", n, file=sys.stderr, flush=True)
+"""
+)
+
+# Sender: argv = token, HOST:PORT... ; the stream on stdin (docker save), or with SEND_FILES
+# prepended, a tar of the files listed on stdin (JSON) under a directory.
+FANOUT = r"""
+import socket, sys, time
+class Fanout:
+    def __init__(self, token, targets):
+        self.socks, self.sent, self.last = {}, 0, 0.0
+        for t in targets:
+            host, port = t.rsplit(":", 1)
+            s = socket.create_connection((host.strip("[]"), int(port)), timeout=30)
+            s.sendall(token + b"\n")
+            self.socks[t] = s
+    def write(self, block):
+        for t, s in list(self.socks.items()):
+            try:
+                s.sendall(block)
+            except OSError as exc:
+                print("FAIL", t, exc, file=sys.stderr, flush=True)
+                del self.socks[t]
+        if not self.socks:
+            raise SystemExit("every target failed")
+        self.sent += len(block)
+        now = time.monotonic()
+        if now - self.last >= 0.25:
+            print("SENT", self.sent, file=sys.stderr, flush=True)
+            self.last = now
+        return len(block)
+    def sendfile(self, f, size):
+        # The kernel copies file to socket (os.sendfile): no pass through Python for the bytes.
+        done = 0
+        while done < size:
+            count = min(8 << 20, size - done)
+            for t, s in list(self.socks.items()):
+                try:
+                    sent = 0
+                    while sent < count:
+                        sent += s.sendfile(f, offset=done + sent, count=count - sent)
+                except OSError as exc:
+                    print("FAIL", t, exc, file=sys.stderr, flush=True)
+                    del self.socks[t]
+            if not self.socks:
+                raise SystemExit("every target failed")
+            done += count
+            self.sent += count
+            now = time.monotonic()
+            if now - self.last >= 0.25:
+                print("SENT", self.sent, file=sys.stderr, flush=True)
+                self.last = now
+    def close(self):
+        for s in self.socks.values():
+            s.shutdown(socket.SHUT_WR)
+            s.recv(1)
+            s.close()
+        print("SENT", self.sent, file=sys.stderr, flush=True)
+        print("DONE", self.sent, " ".join(self.socks), file=sys.stderr, flush=True)
+"""
+
+SEND_STREAM = (
+    FANOUT
+    + r"""
+fan = Fanout(sys.argv[1].encode(), sys.argv[2:])
+src = sys.stdin.buffer
+while True:
+    block = src.read(1 << 20)
+    if not block:
+        break
+    fan.write(block)
+fan.close()
+"""
+)
+
+# argv = directory, token, HOST:PORT... ; stdin = JSON list of paths relative to the directory.
+# Each entry goes as one JSON header line ({"p": path, "k": f|l|d, "s": size, "l": link}) and,
+# for a file, its bytes.
+SEND_FILES = (
+    FANOUT
+    + r"""
+import json, os
+fan = Fanout(sys.argv[2].encode(), sys.argv[3:])
+root = os.path.expanduser(sys.argv[1])
+for rel in json.load(sys.stdin):
+    path = os.path.join(root, rel)
+    if os.path.islink(path):
+        fan.write((json.dumps({"p": rel, "k": "l", "l": os.readlink(path)}) + "\n").encode())
+    elif os.path.isdir(path):
+        fan.write((json.dumps({"p": rel, "k": "d"}) + "\n").encode())
+    else:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            fan.write((json.dumps({"p": rel, "k": "f", "s": size}) + "\n").encode())
+            fan.sendfile(f, size)
+fan.close()
+"""
+)
+
+# Receiver of a model's files (SEND_FILES' stream), written under the directory argv[4]. Only
+# plain files, dirs and relative symlinks that stay inside the directory; each file written
+# under a temporary name and renamed when whole.
+RECEIVE_FILES = (
+    ACCEPT
+    + r"""
+import json, os
+root = os.path.realpath(os.path.expanduser(sys.argv[4]))
+os.makedirs(root, exist_ok=True)
+def inside(path):
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root + os.sep)
+stream, buf, n = conn.makefile("rb", buffering=1 << 20), bytearray(1 << 20), 0
+while True:
+    line = stream.readline()
+    if not line:
+        break
+    m = json.loads(line)
+    rel, kind = m["p"], m["k"]
+    dest = os.path.join(root, rel)
+    ok = not os.path.isabs(rel) and ".." not in rel.split("/") and inside(os.path.dirname(dest))
+    if kind == "l":
+        ok = ok and not os.path.isabs(m["l"]) and inside(os.path.join(os.path.dirname(dest), m["l"]))
+    if kind == "f":
+        left = m["s"]
+        tmp = dest + ".spark-tui-part"
+        if ok:
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(tmp if ok else os.devnull, "wb") as f:
+            while left:
+                got = stream.readinto(memoryview(buf)[: min(len(buf), left)])
+                if not got:
+                    print("SHORT", rel, file=sys.stderr, flush=True)
+                    raise SystemExit(1)
+                f.write(memoryview(buf)[:got])
+                left -= got
+        if ok:
+            os.replace(tmp, dest)
+            n += 1
+    elif not ok:
+        pass
+    elif kind == "d":
+        os.makedirs(dest, exist_ok=True)
+    elif kind == "l":
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        tmp = dest + ".spark-tui-part"
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        os.symlink(m["l"], tmp)
+        os.replace(tmp, dest)
+    if not ok:
+        print("SKIP", rel, file=sys.stderr, flush=True)
+print("UNPACKED", n, file=sys.stderr, flush=True)
+"""
+)
+
+# Everything under a model's cache entry: argv = the entry's directory. Prints JSON:
+# {"exists", "ref", "files": {rel: [kind, size, link, resolves]}, "shards": ...}. A safetensors
+# file's own header says how long the file must be (8 + header length + the last tensor's end):
+# a truncated shard is known on the node alone, without another node to compare with.
+MANIFEST = r"""
+import json, os, struct, sys
+root = os.path.expanduser(sys.argv[1])
+out = {"exists": os.path.isdir(root), "ref": None, "files": {}, "expected": {}}
+try:
+    with open(os.path.join(root, "refs", "main")) as f:
+        out["ref"] = f.read().strip()
+except OSError:
+    pass
+for base, dirs, files in os.walk(root):
+    for name in dirs + files:
+        path = os.path.join(base, name)
+        rel = os.path.relpath(path, root)
+        if name.endswith(".spark-tui-part"):
+            continue
+        if os.path.islink(path):
+            out["files"][rel] = ["l", 0, os.readlink(path), os.path.exists(path)]
+        elif os.path.isdir(path):
+            out["files"][rel] = ["d", 0, "", True]
+        else:
+            out["files"][rel] = ["f", os.path.getsize(path), "", True]
+        if name.endswith(".safetensors") and os.path.exists(path):
+            try:
+                with open(path, "rb") as f:
+                    (length,) = struct.unpack("<Q", f.read(8))
+                    if length < 100_000_000:
+                        header = json.loads(f.read(length))
+                        end = max(
+                            (t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"),
+                            default=0,
+                        )
+                        out["expected"][rel] = 8 + length + end
+            except (OSError, ValueError, KeyError, TypeError, struct.error):
+                out["expected"][rel] = -1
+snap = os.path.join(root, "snapshots", out["ref"] or "-")
+out["config"] = os.path.isfile(os.path.join(snap, "config.json"))
+out["shards"] = None
+try:
+    with open(os.path.join(snap, "model.safetensors.index.json")) as f:
+        out["shards"] = sorted(set(json.load(f)["weight_map"].values()))
+except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    if os.path.lexists(os.path.join(snap, "model.safetensors")):
+        out["shards"] = ["model.safetensors"]
+print(json.dumps(out))
+"""

@@ -1,0 +1,226 @@
+"""`spark-tui sync image|model` and the `model.complete` check on the namespace test cluster.
+
+The nodes share this machine's filesystem, so each node's Hugging Face cache is its own
+directory here, set visibly per node in the cluster file (`volumes:`)."""
+
+import asyncio
+import hashlib
+import json
+import struct
+import time
+from pathlib import Path
+
+import pytest
+
+from spark_tui.core import events as ev
+from spark_tui.core.check import run_checks
+from spark_tui.core.live import with_detected
+from spark_tui.core.nodes import Nodes
+from spark_tui.core.sync import sync_image, sync_model
+from spark_tui.settings.resolve import Inputs, resolve
+from tests.cluster import cluster as tc
+
+pytestmark = pytest.mark.cluster
+MODEL = "test/tiny-model"
+
+
+def config_for(cluster, count, tmp_path, caches: dict[str, Path] | None = None):
+    """The test cluster file; with `caches`, each node's own Hugging Face cache as its volume."""
+    path = Path(cluster.cluster_file(count, tmp_path / f"c{count}.yaml"))
+    if caches:
+        text = path.read_text()
+        for name, cache in caches.items():
+            text = text.replace(
+                f"  - name: {name}\n",
+                f"  - name: {name}\n    volumes: ['{cache}:/root/.cache/huggingface']\n",
+            )
+        path.write_text(text)
+    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}))
+
+
+def run_sync(config, what="image", cancel_on=None, **kw):
+    """Run a sync as the CLI does (detected values first); `cancel_on(event)` True cancels it."""
+    got = []
+
+    async def go():
+        async with Nodes(config) as nodes:
+            cfg, _ = await with_detected(config, nodes)
+            fn = sync_image if what == "image" else sync_model
+            task = asyncio.ensure_future(fn(cfg, nodes, got.append, **kw))
+            while not task.done():
+                await asyncio.sleep(0.05)
+                if cancel_on is not None and any(cancel_on(e) for e in got):
+                    task.cancel()
+                    try:
+                        await task
+                    except asyncio.CancelledError:
+                        return None
+            return task.result()
+
+    return asyncio.run(go()), got
+
+
+def layers(cluster, node, image=tc.IMAGE):
+    out = cluster.docker(node, "image", "inspect", "--format", "{{json .RootFS.Layers}}", image, check=False)
+    return json.loads(out.stdout) if out.returncode == 0 else None
+
+
+def done(got, node):
+    name = getattr(node, "name", node)
+    return [e for e in got if isinstance(e, ev.Stage) and e.node == name and e.status == "done"]
+
+
+def test_image_missing_on_one_node_and_different_on_another_is_synced_and_verified(cluster, tmp_path):
+    head, missing, differing, same = cluster.nodes[:4]
+    cluster.delete_image(missing)
+    cluster.delete_image(differing)
+    cluster.import_image(differing, variant="other")
+    assert layers(cluster, differing) != layers(cluster, head)
+    ok, got = run_sync(config_for(cluster, 4, tmp_path))
+    assert ok, got
+    for node in (missing, differing):
+        assert layers(cluster, node) == layers(cluster, head)
+        assert done(got, node)[-1].detail.startswith(f"{tc.IMAGE}: verified, ")
+        assert any(e.status == "progress" for e in got if getattr(e, "node", "") == node.name)
+    assert done(got, same)[-1].detail == f"{tc.IMAGE}: identical layers already, skipped"
+    ok, got = run_sync(config_for(cluster, 4, tmp_path))  # nothing left to do
+    assert ok and all("skipped" in e.detail for e in got if isinstance(e, ev.Stage))
+
+
+def test_interrupted_image_sync_leaves_no_image_and_simply_runs_again(cluster, tmp_path):
+    head, target = cluster.nodes[:2]
+    cluster.delete_image(target)
+    cluster.rate_limit(target, "8mbit")  # a few seconds for the image: time to interrupt mid-way
+    try:
+        result, got = run_sync(
+            config_for(cluster, 2, tmp_path),
+            cancel_on=lambda e: (
+                isinstance(e, ev.Stage) and e.status == "progress" and (e.fraction or 0) > 0.1
+            ),
+        )
+        assert result is None  # cancelled mid-way
+        time.sleep(1)
+        assert layers(cluster, target) is None  # docker load tagged nothing
+        # Neither the receiver nor the sender outlives the cancel (their program text is in argv).
+        for marker in ("REFUSED", "every target failed"):
+            assert tc.run(["pgrep", "-f", marker], check=False).returncode == 1, marker
+    finally:
+        cluster.clear_netem(target)
+    ok, got = run_sync(config_for(cluster, 2, tmp_path))
+    assert ok and layers(cluster, target) == layers(cluster, head), got
+
+
+def test_sync_stops_when_the_source_cannot_reach_a_target(cluster, tmp_path):
+    """No fall-back through this machine: the pair is named and nothing is copied."""
+    head, target = cluster.nodes[:2]
+    cluster.delete_image(target)
+    tc.run(["ip", "netns", "exec", head.netns, "iptables", "-I", "OUTPUT", "-d", target.ip, "-j", "DROP"])
+    try:
+        ok, got = run_sync(config_for(cluster, 2, tmp_path))
+    finally:
+        tc.run(["ip", "netns", "exec", head.netns, "iptables", "-D", "OUTPUT", "-d", target.ip, "-j", "DROP"])
+    failed = [e for e in got if isinstance(e, ev.Failed)]
+    assert not ok and f"{head.name} does not reach {target.name} at {target.ip}" in failed[0].cause
+    assert "never through this machine" in failed[0].cause and layers(cluster, target) is None
+
+
+# --- models ------------------------------------------------------------------------------
+
+
+def safetensors(n_floats: int) -> bytes:
+    header = json.dumps(
+        {"w": {"dtype": "F32", "shape": [n_floats], "data_offsets": [0, 4 * n_floats]}}
+    ).encode()
+    return struct.pack("<Q", len(header)) + header + bytes(4 * n_floats)
+
+
+def write_model(cache: Path, shards: int = 3, floats: int = 300_000) -> Path:
+    """A Hugging Face cache entry as huggingface_hub lays it out: blobs named by hash, a snapshot of
+    symlinks, refs/main naming the revision, a safetensors index."""
+    repo = cache / "hub" / ("models--" + MODEL.replace("/", "--"))
+    rev = "5f1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+    files = {"config.json": json.dumps({"architectures": ["Qwen3ForCausalLM"]}).encode()}
+    names = [f"model-{i:05d}-of-{shards:05d}.safetensors" for i in range(1, shards + 1)]
+    files.update({name: safetensors(floats + i) for i, name in enumerate(names)})
+    files["model.safetensors.index.json"] = json.dumps(
+        {"weight_map": {f"w{i}": n for i, n in enumerate(names)}}
+    ).encode()
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "snapshots" / rev).mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(rev)
+    for name, data in files.items():
+        blob = hashlib.sha256(data).hexdigest()
+        (repo / "blobs" / blob).write_bytes(data)
+        (repo / "snapshots" / rev / name).symlink_to(f"../../blobs/{blob}")
+    return repo / "snapshots" / rev
+
+
+def model_checks(config):
+    async def go():
+        async with Nodes(config) as nodes:
+            return await run_checks(config, nodes)
+
+    return {r.node: r for r in asyncio.run(go()) if r.id == "model.complete"}
+
+
+def test_model_on_one_node_is_synced_to_three_others_and_then_complete(cluster, tmp_path):
+    caches = {n.name: tmp_path / f"hf-{n.name}" for n in cluster.nodes[:4]}
+    snapshot = write_model(caches[cluster.nodes[0].name])
+    config = config_for(cluster, 4, tmp_path, caches)
+    ok, got = run_sync(config, "model")
+    assert ok, got
+    for node in cluster.nodes[1:4]:
+        copy = caches[node.name] / snapshot.relative_to(caches[cluster.nodes[0].name])
+        assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in snapshot.iterdir())
+        assert all(p.is_symlink() and p.resolve().exists() for p in copy.iterdir())
+        assert (copy / "model-00002-of-00003.safetensors").read_bytes() == (
+            snapshot / "model-00002-of-00003.safetensors"
+        ).read_bytes()
+        assert done(got, node.name)[-1].detail.startswith(f"{MODEL}: verified, ")
+    checks = model_checks(config)
+    assert all(checks[n.name].status == "pass" for n in cluster.nodes[:4]), checks
+
+
+def test_truncated_and_missing_shards_are_named_then_a_resync_sends_only_those(cluster, tmp_path):
+    caches = {n.name: tmp_path / f"hf-{n.name}" for n in cluster.nodes[:3]}
+    for cache in caches.values():
+        write_model(cache)
+    config = config_for(cluster, 3, tmp_path, caches)
+    a, b, c = cluster.nodes[:3]
+    snap_b = next((caches[b.name] / "hub").glob("*/snapshots/*"))
+    snap_c = next((caches[c.name] / "hub").glob("*/snapshots/*"))
+    blob = (snap_b / "model-00002-of-00003.safetensors").resolve()
+    blob.write_bytes(blob.read_bytes()[:500_000])  # an interrupted download
+    (snap_c / "model-00003-of-00003.safetensors").resolve().unlink()  # a blob lost
+    checks = model_checks(config)
+    assert checks[a.name].status == "pass"
+    assert checks[b.name].status == "fail"
+    whole = len(safetensors(300_001))  # what the shard's own header says it must hold
+    assert f"model-00002-of-00003.safetensors truncated: 500000 of {whole} bytes" in checks[b.name].message
+    assert (
+        checks[c.name].status == "fail"
+        and "model-00003-of-00003.safetensors is a symlink to" in checks[c.name].message
+    )
+    assert "sync model" in checks[b.name].fix
+    ok, got = run_sync(config, "model")
+    assert ok, got
+    # Each node gets the one file it lacks (1.2 MB), not the whole entry (3.6 MB); spark-1 nothing.
+    sent = {e.node: e.detail for e in got if isinstance(e, ev.Stage) and e.status == "progress"}
+    assert sent == {b.name: f"1/1 MB from {a.name}", c.name: f"1/1 MB from {a.name}"}, sent
+    assert all(r.status == "pass" for r in model_checks(config).values())
+
+
+def test_sync_command(cluster, tmp_path, run_cli):
+    path = str(tmp_path / "c2.yaml")
+    config_for(cluster, 2, tmp_path)
+    code, _, err = run_cli("sync", "image", "--cluster", path, "--from", "spark-9")
+    assert (
+        code == 2
+        and err.strip() == "spark-tui: error: --from: no node named 'spark-9' (nodes: spark-1, spark-2)"
+    )
+    cluster.delete_image(cluster.nodes[1])
+    code, out, _ = run_cli("sync", "image", "--cluster", path)
+    assert code == 0 and f"{cluster.nodes[1].name} sync_image done 100% {tc.IMAGE}: verified" in " ".join(
+        out.split()
+    )
