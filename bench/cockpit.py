@@ -177,3 +177,47 @@ def bench_first_frame(config_factory) -> dict:
 
     asyncio.run(run())
     return out
+
+
+def bench_pane_render(repeats: int = 200) -> dict:
+    """What a node pane costs to draw per refresh, with its memory plot and without: the text
+    sections alone, then the same plus the plotext chart at a 2-node pane's size (56 x 16)."""
+    from spark_tui.ui.widgets import node_pane
+    from spark_tui.ui.widgets.memory_plot import chart
+    from tests.frozen import cluster_config, node_view
+
+    config = cluster_config(2)[0]
+    view = node_view(config, config.nodes[0].name)
+    sections = (
+        node_pane.header_text,
+        node_pane.interfaces_text,
+        node_pane.gpu_text,
+        node_pane.containers_text,
+        node_pane.nccl_text,
+    )
+
+    def text_only():
+        for section in sections:
+            section(view)
+
+    def with_plot():
+        text_only()
+        # a new sample each refresh: the chart is drawn again, as the widget does then
+        view.memory_series["used"].append(view.memory_series["used"][-1])
+        chart(view.memory_series, 56, 16, 118.2, "GiB")
+
+    def per_call(fn) -> float:
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(repeats):
+                fn()
+            runs.append((time.perf_counter() - start) / repeats * 1000)
+        return statistics.median(runs)
+
+    text_ms, plot_ms = per_call(text_only), per_call(with_plot)
+    return {
+        "text_ms": round(text_ms, 3),
+        "with_plot_ms": round(plot_ms, 3),
+        "plot_over_text": round(plot_ms / text_ms, 1),
+    }

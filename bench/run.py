@@ -308,6 +308,7 @@ def run(
         results["cluster_up_s"] = round(time.perf_counter() - start, 2)
     from bench import cockpit
 
+    results["pane_render"] = cockpit.bench_pane_render(20 if quick else 200)
     results["logs_screen"] = cockpit.bench_logs(
         10_000 if quick else 1_000_000,
         flood_seconds=0.5 if quick else 10.0,
@@ -458,6 +459,16 @@ def run(
             + [
                 [n, r["first_ms"], r["cached_ms"], r["first_over_cached"]]
                 for n, r in results["image_inspection"].items()
+            ],
+        )
+    )
+    pr = results["pane_render"]
+    print(
+        table(
+            "node pane draw per refresh (ms, median)",
+            [
+                ["text sections", "with the memory plot", "plot / text"],
+                [pr["text_ms"], pr["with_plot_ms"], pr["plot_over_text"]],
             ],
         )
     )

@@ -240,6 +240,10 @@ def _event_line(event, show) -> str | None:
     if isinstance(event, ev.Stage):
         frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
         return f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {show(event.detail)}"
+    if isinstance(event, ev.Memory):
+        from spark_tui.stage_bars import memory_text
+
+        return f"[{event.elapsed:6.1f}s] {event.node:<10} memory     {memory_text(event)}"
     if isinstance(event, ev.NcclNet):
         return f"{'WARNING ' if event.level == 'warn' else ''}{event.node} {show(event.text)}"
     if isinstance(event, ev.Ready):

@@ -43,6 +43,15 @@ class StageBars:
         return self.show(detail)[:60]
 
     def emit(self, event) -> None:
+        if isinstance(event, ev.Memory):  # a bar of the node's used memory while the model loads
+            event = ev.Stage(
+                event.node,
+                "memory",
+                "progress",
+                memory_text(event),
+                event.elapsed,
+                1 - event.available_mib / event.total_mib if event.total_mib else None,
+            )
         if not isinstance(event, ev.Stage):
             line = self.line_of(event)
             if line is not None:
@@ -59,3 +68,7 @@ class StageBars:
             self.progress.update(
                 self.tasks[key], completed=completed, node=node, stage=stage, status=status, detail=detail
             )
+
+
+def memory_text(event: ev.Memory) -> str:
+    return f"{event.available_mib / 1024:.1f} of {event.total_mib / 1024:.1f} GiB available"

@@ -86,6 +86,7 @@ def cluster(test_cluster):
             c.start_dockerd(node)
         c.link_up(node)
         c.clear_netem(node)
+        c.reset_meminfo(node)
     yield c
     for node in c.nodes:
         if tc._alive(node.dockerd_pid):

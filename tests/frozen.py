@@ -91,7 +91,13 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
         rtt_ms=3.0,
         taken_at=TAKEN_AT,
         host=HostInfo(
-            name, "aarch64", "6.11.0-1016-nvidia", "28.3.3", "overlayfs", "io.containerd.snapshotter.v1"
+            name,
+            "aarch64",
+            "6.11.0-1016-nvidia",
+            "28.3.3",
+            "overlayfs",
+            "io.containerd.snapshotter.v1",
+            memory=unified,
         ),
         interfaces=ifaces,
         gpu=GpuState(True, gpus=[card], processes=procs, unified=unified),
@@ -104,12 +110,19 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
         if parser.feed(line, 0.0)
     ]
     history = [0.05, 0.1, 0.2, 0.35, 0.5, 0.62, 0.7, 0.72, 0.72, 0.71]
+    total = unified.total_mib / 1024
+    cache = [2.0, 6.0, 14.0, 22.0, 30.0, 31.0, 31.5, 31.5, 31.6, 31.6]  # page cache grows as shards are read
     view = NodeView(
         name,
         node["host"],
         role,
         snap,
         memory_history=history,
+        memory_series={
+            "used": [f * total for f in history],
+            "available": [(1 - f) * total for f in history],
+            "page cache": cache,
+        },
         nccl=parser.summary,
         nccl_tail=tail[-4:],
         nccl_verdicts=parser.summary.verdicts(0.0),
@@ -230,6 +243,9 @@ class FrozenCore:
             t += 0.4
             emit(ev.Stage(n.name, "container", "done", "5f1b2c3d4e5f", t))
         emit(ev.Stage("cluster", "ray_join", "done", f"{len(self.config.nodes)} nodes", 6.2, 1.0))
+        for i, (a, b) in enumerate([(110.0, 112.0), (96.0, 99.0), (74.0, 80.0), (61.0, 66.0), (58.0, 64.0)]):
+            for n, avail in zip(self.config.nodes, (a, b), strict=False):
+                emit(ev.Memory(n.name, 121_000.0, avail * 1024, 20.0 + 5 * i))
         emit(ev.Stage(head, "shards", "progress", "7/16", 41.0, 7 / 16))
         emit(ev.Stage(head, "shards", "progress", "16/16", 73.5, 1.0))
         emit(
@@ -239,7 +255,9 @@ class FrozenCore:
                 96.4,
                 [
                     ev.NcclNet(
-                        n.name, "ok", f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {n['netdev']}"
+                        n.name,
+                        "ok",
+                        f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over enp1s0f1np1 {n['data_ip']}",
                     )
                     for n in self.config.nodes
                 ],

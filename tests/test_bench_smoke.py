@@ -85,3 +85,10 @@ def test_sync_bench_smoke(cluster):
 
     out = bench_sync(cluster, image_mb=4, model_mb=4)
     assert out["raw_tcp_mb_s"] > 0 and out["image"]["sync_mb_s"] > 0 and out["model"]["sync_over_rsync"] > 0
+
+
+def test_pane_render_bench_smoke():
+    from bench.cockpit import bench_pane_render
+
+    out = bench_pane_render(2)
+    assert out["with_plot_ms"] > out["text_ms"] > 0

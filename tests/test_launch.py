@@ -38,14 +38,19 @@ def containers(cluster, count):
     return {n.name: cluster.docker(n, "ps", "-aq").stdout.split() for n in cluster.nodes[:count]}
 
 
-async def launch(config, cancel_after=None):
-    """As `spark-tui up` does it: the values the nodes show first (detected layer), then the launch."""
-    got = []
+async def launch(config, cancel_after=None, on_event=None):
+    """As `spark-tui up` does it: the values the nodes show first (detected layer), then the launch.
+    `on_event(event)` sees each event as it is emitted (to change the world mid-launch)."""
+    got: list = []
+
+    def emit(e):
+        got.append(e)
+        if on_event is not None:
+            on_event(e)
+
     async with Nodes(config) as nodes:
         config, _ = await with_detected(config, nodes)
-        task = asyncio.ensure_future(
-            Launch(config, nodes, got.append, {n.name: True for n in config.nodes}).run()
-        )
+        task = asyncio.ensure_future(Launch(config, nodes, emit, {n.name: True for n in config.nodes}).run())
         if cancel_after is None:
             ok = await task
         else:

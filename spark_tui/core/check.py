@@ -18,8 +18,8 @@ from spark_tui.core import labels
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.image_checks import image_checks
 from spark_tui.core.live import with_detected
-from spark_tui.core.model_cache import cache_dir, repo_folder
-from spark_tui.core.model_files import model_complete_checks
+from spark_tui.core.memory_fit import model_checks
+from spark_tui.core.model_cache import cache_dir, first_model_config, repo_folder
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers import netif
@@ -77,11 +77,14 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
         return snap, layers
 
     # What the image can run (Ray, native flags, the model's architecture), alongside the nodes.
+    # And the model: complete on every node, fitting each node's live memory.
     unusable = {s.node for s in snaps if not s.reachable or s.docker_error}
+    usable = [n for n in config.nodes if n.name not in unusable]
+    model = asyncio.ensure_future(first_model_config(nodes, usable, config["model"]))
     done, _, _ = await asyncio.gather(
         asyncio.gather(*(one_node(n) for n in config.nodes)),
-        image_checks(config, nodes, add, unusable),
-        model_complete_checks(config, nodes, add, {s.node for s in snaps if not s.reachable}),
+        image_checks(config, nodes, add, unusable, model),
+        model_checks(config, nodes, add, snaps, model),
     )
     _cluster_checks(
         config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add

@@ -7,7 +7,16 @@ from typing import Literal
 
 # Every stage a launch or teardown reports, and the states a stage goes through.
 StageName = Literal[
-    "container", "ray_join", "vllm", "nccl_init", "shards", "rollback", "teardown", "sync_image", "sync_model"
+    "container",
+    "ray_join",
+    "vllm",
+    "nccl_init",
+    "shards",
+    "rollback",
+    "teardown",
+    "sync_image",
+    "sync_model",
+    "memory",
 ]
 StageStatus = Literal["started", "progress", "done", "failed"]
 
@@ -29,6 +38,16 @@ class NcclNet:
     node: str
     level: str  # ok | warn | unknown
     text: str
+
+
+@dataclass
+class Memory:
+    """A node's memory while a model loads (the launch guard's reading)."""
+
+    node: str
+    total_mib: float
+    available_mib: float
+    elapsed: float = 0.0
 
 
 @dataclass
@@ -68,5 +87,5 @@ class DriftItem:
 
 
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
-LaunchEvent = Stage | NcclNet | Ready | Failed | Removed | StillHolding | DriftItem
+LaunchEvent = Stage | NcclNet | Memory | Ready | Failed | Removed | StillHolding | DriftItem
 TeardownEvent = Stage | Removed | StillHolding

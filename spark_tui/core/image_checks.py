@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 
 import docker
 
 from spark_tui import paths
 from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.image_facts import NATIVE_SINCE, FactsCache, ImageFacts, facts_for
-from spark_tui.core.model_cache import ModelConfig, first_model_config
+from spark_tui.core.model_cache import ModelConfig
 from spark_tui.core.nodes import Nodes
 from spark_tui.settings.resolve import Config
 
@@ -148,11 +148,13 @@ def _notes(facts: ImageFacts) -> str:
 
 
 async def image_checks(
-    config: Config, nodes: Nodes, add: Add, unreachable: set[str], cache: FactsCache | None = None
+    config: Config,
+    nodes: Nodes,
+    add: Add,
+    unreachable: set[str],
+    model: Awaitable[ModelConfig],
+    cache: FactsCache | None = None,
 ) -> None:
-    cache = cache or default_cache()
-    usable = [n for n in config.nodes if n.name not in unreachable]
-    (node, facts, why_none), model = await asyncio.gather(
-        effective_facts(config, nodes, cache, unreachable), first_model_config(nodes, usable, config["model"])
-    )
-    run(config, node, facts, why_none, model, add)
+    """`model`: the model's config.json as the nodes' caches hold it (shared with other checks)."""
+    node, facts, why_none = await effective_facts(config, nodes, cache or default_cache(), unreachable)
+    run(config, node, facts, why_none, await model, add)

@@ -23,6 +23,7 @@ from spark_tui.core import plan as planmod
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.events import (
     Failed,
+    Memory,
     NcclNet,
     Ready,
     Removed,
@@ -33,6 +34,7 @@ from spark_tui.core.events import (
 )
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
+from spark_tui.core.memory_fit import MemoryGuard, MemoryReading
 from spark_tui.core.nccl_nodes import NcclWatch
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
@@ -376,11 +378,17 @@ class Launch:
         recent_nccl: deque[str] = deque(maxlen=10)
         nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
         last_ask = time.monotonic()
+        guard = MemoryGuard(self.config, self.nodes)
 
         async def ready():
             for node in self.config.nodes:
                 await self._alive_or_fail(node.name)
             now = time.monotonic()
+            for reading in await guard.read(now):
+                self._memory(reading)
+                stop = guard.verdict(reading)
+                if stop:
+                    raise LaunchError(stop, (await self._logs(head.name))[-10:])
             exited = ""
             for line in cursor.fresh(await self._logs(head.name, **cursor.read_args("all"))):
                 if nccl.feed(line, now):
@@ -430,6 +438,14 @@ class Launch:
 
         await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
         return serving.endpoint(self.config), watch
+
+    def _memory(self, r: MemoryReading) -> None:
+        """A node's memory during the load, emitted when it moved by 1 GiB or more."""
+        shown = self._shown.get((r.node, "memory"))
+        if shown is not None and abs(shown[0] - r.available_mib) < 1024:
+            return
+        self._shown[(r.node, "memory")] = (r.available_mib,)
+        self.emit(Memory(r.node, r.total_mib, r.available_mib, time.monotonic() - self.t0))
 
     async def rollback(self) -> None:
         """Remove everything this launch started, on every node."""

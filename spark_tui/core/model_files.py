@@ -135,13 +135,8 @@ def problems(m: Manifest, others: list[Manifest]) -> list[str]:
     return out
 
 
-async def model_complete_checks(config: Config, nodes: Nodes, add, unusable: set[str]) -> None:
-    """The `model.complete` check on every reachable node (a model not cached at all is
-    model.cached's business: skipped here)."""
+def complete_rows(config: Config, found: dict[str, Manifest], add) -> None:
     model = config["model"]
-    if not model or model.startswith(("/", ".")):
-        return
-    found = await manifests(config, nodes, [n.name for n in config.nodes if n.name not in unusable])
     complete = [name for name, m in found.items() if m.exists and not problems(m, [])]
     for name, m in found.items():
         if not m.error and not m.exists:

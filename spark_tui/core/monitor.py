@@ -35,6 +35,8 @@ class NodeView:
     snapshot: NodeSnapshot
     retry_in: float | None = None  # seconds until the next reconnect attempt, when unreachable
     memory_history: list[float] = field(default_factory=list)  # used fraction, oldest first
+    # The host's memory over time (GiB, oldest first): "used", "available", "page cache".
+    memory_series: dict[str, list[float]] = field(default_factory=dict)
     nccl: NcclSummary | None = None
     nccl_tail: list[str] = field(default_factory=list)
     nccl_verdicts: list[Verdict] = field(default_factory=list)
@@ -88,6 +90,7 @@ class Monitor:
         self.config = config
         self.nodes = nodes
         self._history: dict[str, deque] = {n.name: deque(maxlen=HISTORY) for n in config.nodes}
+        self._memory: dict[str, deque] = {n.name: deque(maxlen=HISTORY) for n in config.nodes}
         self._nccl: dict[str, _NcclState] = {}
         self._specs: dict[str, ContainerSpec] = {}
         self._specs_for: Config | None = None
@@ -103,11 +106,18 @@ class Monitor:
             retry = transport.next_retry - time.monotonic()
             view.retry_in = max(0.0, retry)
             view.memory_history = list(self._history[name])
+            view.memory_series = self._series(name)
             return view
         frac = view.memory_fraction
         if frac is not None:
             self._history[name].append(frac)
         view.memory_history = list(self._history[name])
+        mem = snap.host.memory
+        if mem is not None:
+            self._memory[name].append(
+                (mem.used_mib / 1024, mem.available_mib / 1024, (mem.cached_mib or 0) / 1024)
+            )
+        view.memory_series = self._series(name)
         own = [c for c in view.own_containers(self.config["name"]) if c.name == self.config["container_name"]]
         if own and not snap.docker_error:
             await self._read_nccl(name, own[0])
@@ -125,6 +135,10 @@ class Monitor:
             c.name for c in snap.containers if c.labels.get(labels.CLUSTER) != self.config["name"]
         }
         return view
+
+    def _series(self, name: str) -> dict[str, list[float]]:
+        samples = list(self._memory[name])
+        return {label: [s[i] for s in samples] for i, label in enumerate(("used", "available", "page cache"))}
 
     async def _read_nccl(self, name: str, container: ContainerState) -> None:
         state = self._nccl.get(name)

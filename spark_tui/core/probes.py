@@ -32,8 +32,8 @@ MARK = "@@spark-tui@@"
 
 # Runs in the node's long-lived `sh`; every command tolerates its tool being absent. Costs that
 # are paid on every node at every refresh are kept down on purpose:
-# - files are read with the shell's own `read` (MemTotal and MemAvailable are the first and third
-#   lines of /proc/meminfo), not with forked tools;
+# - files are read with the shell's own `read` (MemTotal, MemAvailable and Cached are among the
+#   first five lines of /proc/meminfo), not with forked tools;
 # - arch and kernel cannot change while the session lives, so `uname` runs once per shell (the
 #   script runs as a shell function in the session, not in a subshell, so the variable stays);
 # - the output is collected and written at once: line by line it became ~20 SSH packets per node,
@@ -55,7 +55,7 @@ m speed; for f in /sys/class/net/*/speed; do v=; read -r v <"$f" && echo "${{f#/
 m smi; if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits;
   m apps; nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits; else echo NO_NVIDIA_SMI; fi
-m meminfo; {{ read -r a; read -r b; read -r c; }} </proc/meminfo; printf '%s\\n' "$a" "$b" "$c"
+m meminfo; {{ read -r a; read -r b; read -r c; read -r d; read -r e; }} </proc/meminfo; printf '%s\\n' "$a" "$b" "$c" "$d" "$e"
 m ibdir; [ -d /dev/infiniband ] && echo yes || echo no
 )
 printf '%s\\n' "$_spt_out"
@@ -130,6 +130,7 @@ class HostInfo:
     snapshotter: str | None = None
     infiniband_dir: bool = False
     home: str = ""  # the login user's $HOME: where `~` in a volume points on this node
+    memory: gpu.UnifiedMemory | None = None  # the host's /proc/meminfo (on GB10 the GPU's memory too)
 
 
 @dataclass
@@ -170,6 +171,7 @@ def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[Hos
         sec.get("hostname", "").strip(), uname[1] if len(uname) > 1 else "", uname[0] if uname else ""
     )
     host.infiniband_dir = sec.get("ibdir", "").strip() == "yes"
+    host.memory = gpu.parse_meminfo(sec.get("meminfo", ""))
     home = sec.get("home", "").strip()
     host.home = home if home.startswith("/") and "\n" not in home else ""
     interfaces = netif.parse_ip_json(sec.get("ip", "").strip() or "[]")

@@ -171,15 +171,18 @@ class UnifiedMemory:
     used_mib: float
     available_mib: float
     source: str = "/proc/meminfo (unified memory: used = MemTotal - MemAvailable)"
+    cached_mib: float | None = None  # page cache (Cached): reclaimable, counted as available
 
 
 def parse_meminfo(text: str) -> UnifiedMemory | None:
     values = {}
     for line in text.splitlines():
         key, _, rest = line.partition(":")
-        if key in ("MemTotal", "MemAvailable"):
-            values[key] = float(rest.split()[0]) / 1024
+        if key in ("MemTotal", "MemAvailable", "Cached"):
+            fields = rest.split()
+            if fields and fields[0].isdigit():
+                values[key] = float(fields[0]) / 1024
     if "MemTotal" not in values or "MemAvailable" not in values:
         return None
     total, avail = values["MemTotal"], values["MemAvailable"]
-    return UnifiedMemory(total, total - avail, avail)
+    return UnifiedMemory(total, total - avail, avail, cached_mib=values.get("Cached"))

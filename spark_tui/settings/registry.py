@@ -216,6 +216,13 @@ SETTINGS: tuple[Setting, ...] = (
         per_node=True,
     ),
     _s(
+        "memory_floor",
+        k.Size(),
+        "4g",
+        "Abort a launch when the node's MemAvailable falls below this while the model loads.",
+        per_node=True,
+    ),
+    _s(
         "min_free_disk",
         k.Size(),
         "50g",

@@ -314,6 +314,36 @@ class Cluster:
                 f"tc netem unavailable on this kernel ({proc.stderr.strip()}); delay/loss knob skipped"
             )
 
+    def set_meminfo(self, node: Node, total_gib: float, available_gib: float, swapped_out: int = 0) -> None:
+        """The node's /proc/meminfo (and pswpout in /proc/vmstat) as a Spark with these figures would
+        show it: files bind-mounted over /proc's inside the node's own mount namespace, so the
+        node's shell (probes, the launch guard) reads them; rewritten in place on later calls."""
+        total, avail = int(total_gib * 1024**2), int(available_gib * 1024**2)
+        free, cached = max(0, avail - avail // 3), avail // 3
+        meminfo = (
+            f"MemTotal:       {total} kB\nMemFree:        {free} kB\nMemAvailable:   {avail} kB\n"
+            f"Buffers:           12288 kB\nCached:         {cached} kB\nSwapCached:            0 kB\n"
+            f"SwapTotal:      16777212 kB\nSwapFree:       16777212 kB\n"
+        )
+        files = {
+            "meminfo": meminfo,
+            "vmstat": f"nr_free_pages {free // 4}\npswpin 0\npswpout {swapped_out}\n",
+        }
+        for name, text in files.items():
+            path = Path(node.dir) / f"fake-{name}"
+            fresh = not path.exists()
+            with open(path, "w") as fh:  # same inode: the bind mount follows the new content
+                fh.write(text)
+            if fresh:
+                run(node.nsenter("mount", "--bind", str(path), f"/proc/{name}"))
+
+    def reset_meminfo(self, node: Node) -> None:
+        for name in ("meminfo", "vmstat"):
+            path = Path(node.dir) / f"fake-{name}"
+            if path.exists():
+                run(node.nsenter("umount", f"/proc/{name}"), check=False)
+                path.unlink()
+
     def rate_limit(self, node: Node, rate: str) -> None:
         """Traffic towards the node limited to `rate` (tbf, e.g. "8mbit"); clear_netem removes it."""
         run(

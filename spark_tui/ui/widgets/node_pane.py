@@ -16,6 +16,7 @@ from textual.widgets import Static
 from spark_tui.core.monitor import NodeView
 from spark_tui.parsers.nccl import split_header
 from spark_tui.parsers.text import inert
+from spark_tui.ui.widgets.memory_plot import MemoryPlot
 
 BAR = 16
 VERDICT_STYLE = {"ok": "bold green", "warn": "bold yellow", "error": "bold red"}
@@ -32,14 +33,14 @@ def header_text(view: NodeView) -> Text:
     t.append(f"{inert(view.host)}  ", style="dim")  # the border title names the node and role
     if not snap.reachable:
         t.append("UNREACHABLE", style="bold red")
-        t.append(f"  {inert(snap.error or '')}")
+        t.append(f" · {inert(snap.error or '')}")
         if view.retry_in is not None:
-            t.append(f"  reconnect in {view.retry_in:.0f} s", style="yellow")
+            t.append(f" · reconnect in {view.retry_in:.0f} s", style="yellow")
         return t
-    t.append("up ", style="bold green")
+    t.append("up", style="bold green")
     if snap.rtt_ms is not None:
-        t.append(f"rtt {snap.rtt_ms:.0f} ms")
-    t.append(f"  at {time.strftime('%H:%M:%S', time.localtime(snap.taken_at))}", style="dim")
+        t.append(f" · rtt {snap.rtt_ms:.0f} ms")
+    t.append(f" · at {time.strftime('%H:%M:%S', time.localtime(snap.taken_at))}", style="dim")
     if snap.docker_error:
         t.append("\ndocker: ", style="bold red")
         t.append(inert(snap.docker_error))
@@ -98,10 +99,13 @@ def gpu_text(view: NodeView) -> Text:
         t.append("\nhistory ", style="dim")
         t.append(sparkline(view.memory_history[-BAR - 12 :]), style="cyan")
     for p in g.processes[:3]:
-        t.append(
-            f"\n  pid {p.pid} {inert(p.name)[:28]} {p.used_mib if p.used_mib is not None else '?'} MiB",
-            style="dim",
-        )
+        if p.used_mib is not None:
+            held = f"{p.used_mib} MiB"
+        elif g.is_gb10:  # GB10's nvidia-smi reports no per-process figure: it is in the unified total
+            held = "counted in unified (no per-process MiB on GB10)"
+        else:
+            held = "MiB not reported"
+        t.append(f"\n  pid {p.pid} {inert(p.name)[:28]} {held}", style="dim")
     return t
 
 
@@ -189,9 +193,10 @@ class NodePane(Vertical, can_focus=True):
         self._gpu = Static(classes="pane-gpu")
         self._containers = Static(classes="pane-containers")
         self._nccl = Static(classes="pane-nccl")
+        self._plot = MemoryPlot(classes="pane-plot")
 
     def compose(self) -> ComposeResult:
-        yield from (self._header, self._net, self._gpu, self._containers, self._nccl)
+        yield from (self._header, self._net, self._gpu, self._containers, self._nccl, self._plot)
 
     def show(self, view: NodeView) -> None:
         self.set_class(not view.snapshot.reachable, "-unreachable")
@@ -201,3 +206,5 @@ class NodePane(Vertical, can_focus=True):
         self._gpu.update(gpu_text(view))
         self._containers.update(containers_text(view))
         self._nccl.update(nccl_text(view))
+        mem = view.snapshot.host.memory
+        self._plot.update(view.memory_series, mem.total_mib / 1024 if mem else None)

@@ -28,6 +28,7 @@ from spark_tui.parsers.text import inert
 from spark_tui.settings import report
 from spark_tui.settings.keys import hint
 from spark_tui.ui.messages import CheckRowArrived, HeadLogEvent, JobDone, LaunchProgress
+from spark_tui.ui.widgets.memory_plot import MemoryPlot
 
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim", "running": "cyan"}
 # The checks every node gets; rows start as "running" and turn into their result.
@@ -492,11 +493,14 @@ class LaunchStep(Step):
         super().__init__(core, id)
         self.state = "idle"  # idle | running | ready | failed
         self.head_log: Follower | None = None  # follower of the head container during the launch
+        self.memory: dict[str, list[float]] = {}  # node -> available GiB during the load
+        self.memory_total = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(id="launch-banner", classes="-empty")
         yield DataTable(id="stages", cursor_type="none")
         yield ProgressBar(total=100, id="shards", show_eta=False)
+        yield MemoryPlot(id="launch-memory", classes="-empty")
         yield Log(id="launch-log", max_lines=5000)
 
     def on_mount(self) -> None:
@@ -516,6 +520,7 @@ class LaunchStep(Step):
         )
         banner.remove_class("-empty")
         self.query_one("#stages", DataTable).clear()
+        self.memory, self.memory_total = {}, 0.0
         self.run_launch()
 
     @work(exclusive=True, group="launch")
@@ -571,6 +576,16 @@ class LaunchStep(Step):
             banner.update(t)
             banner.set_class(True, "-failed")
             log.write_line(f"FAILED {self.shown(e.cause)}")
+        elif isinstance(e, ev.Memory):
+            # Every node's available memory while the model loads: the guard's view, plotted.
+            for node, values in self.memory.items():
+                if node != e.node and values:
+                    values.append(values[-1])  # one sample per event keeps the lines aligned
+            self.memory.setdefault(e.node, []).append(e.available_mib / 1024)
+            self.memory_total = max(self.memory_total, e.total_mib / 1024)
+            plot = self.query_one("#launch-memory", MemoryPlot)
+            plot.remove_class("-empty")
+            plot.update({f"{n} available": v for n, v in self.memory.items()}, self.memory_total)
         elif isinstance(e, ev.NcclNet):
             log.write_line(f"{'WARNING ' if e.level == 'warn' else ''}{e.node} {inert(e.text)}")
         elif isinstance(e, ev.Removed):
