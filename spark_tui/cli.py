@@ -101,11 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     command("info", "Print every path spark-tui reads or writes.")
     p = command(
-        "diagnose", "Analyse a pasted log or command output offline (NCCL, vLLM/Ray, nvidia-smi, interfaces)."
+        "diagnose",
+        "Analyse pasted logs and command outputs offline (NCCL, vLLM/Ray, nvidia-smi, interfaces, ibstat, "
+        "show_gids, docker ps); several inputs are also compared with each other.",
     )
-    p.add_argument("file", help="file to read, - for standard input")
     p.add_argument(
-        "--kind", choices=("nccl", "vllm", "gpu", "netif"), help="what the file holds (default: detected)"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="files to read (a directory: every file in it; - : standard input)",
+    )
+    p.add_argument(
+        "--kind",
+        choices=("nccl", "vllm", "gpu", "netif", "ibstat", "gids", "docker-ps"),
+        help="what the input holds (default: detected per input)",
     )
     p.add_argument("--json", action="store_true")
     p = command(
@@ -149,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="a node to copy to (repeatable; default: every other node)",
     )
     p.add_argument("--json", action="store_true", help="events as JSON lines")
+    p = command(
+        "report",
+        "Write one Markdown file for an issue thread: versions, the resolved config with provenance, check, "
+        "status, NCCL per node and the last lines of each container's log (secrets masked).",
+    )
+    p.add_argument(
+        "--out", metavar="FILE", help="where to write (default: spark-tui-report-CLUSTER-TIME.md here)"
+    )
+    p.add_argument(
+        "--lines", type=int, default=200, metavar="N", help="log lines per container (default 200)"
+    )
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")

@@ -86,19 +86,42 @@ def build_app(args, environ=None):
 def cmd_diagnose(args) -> int:
     from spark_tui import diagnose
     from spark_tui.errors import ConfigError
+    from spark_tui.parsers.text import inert
 
-    try:
-        raw = sys.stdin.buffer.read() if args.file == "-" else open(args.file, "rb").read(64 << 20)
-    except OSError as exc:
-        raise ConfigError(args.file, f"cannot read: {exc.strerror}") from None
-    result = diagnose.analyse(raw.decode("utf-8", errors="replace"), args.kind)
+    inputs: list[tuple[str, str]] = []
+    for name in args.files:
+        if name == "-":
+            inputs.append(("-", sys.stdin.buffer.read(64 << 20).decode("utf-8", errors="replace")))
+            continue
+        paths = sorted(p for p in _files_in(name)) if os.path.isdir(name) else [name]
+        for path in paths:
+            try:
+                with open(path, "rb") as fh:
+                    inputs.append((path, fh.read(64 << 20).decode("utf-8", errors="replace")))
+            except OSError as exc:
+                raise ConfigError(path, f"cannot read: {exc.strerror}") from None
+    if not inputs:
+        raise ConfigError(args.files[0], "no file to read there")
+    if len(inputs) == 1 and not os.path.isdir(args.files[0]):
+        result = diagnose.analyse(inputs[0][1], args.kind)
+    else:
+        result = (
+            diagnose.analyse_many(inputs)
+            if args.kind is None
+            else {
+                "inputs": [{"input": n, **diagnose.analyse(t, args.kind)} for n, t in inputs],
+                "across": [],
+            }
+        )
     if args.json:
         _print_json(result)
     else:
-        from spark_tui.parsers.text import inert
-
         print("\n".join(inert(line) for line in diagnose.as_text(result).splitlines()))
     return 0
+
+
+def _files_in(folder: str) -> list[str]:
+    return [os.path.join(folder, f) for f in os.listdir(folder) if os.path.isfile(os.path.join(folder, f))]
 
 
 def cmd_status(args) -> int:
@@ -334,6 +357,35 @@ def cmd_up(args) -> int:
         return asyncio.run(main())
     with bars:
         return asyncio.run(main())
+
+
+def cmd_report(args) -> int:
+    import asyncio
+    import datetime as dt
+
+    from spark_tui.core.bundle import build
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.errors import ConfigError
+
+    config = load_config(args)
+    if args.lines < 0:
+        raise ConfigError("--lines", f"must be 0 or more, got {args.lines}")
+    out = args.out or f"spark-tui-report-{config['name']}-{dt.datetime.now():%Y%m%d-%H%M%S}.md"
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise ConfigError("--out", f"cannot write in {folder}")  # before asking any node
+
+    async def main() -> str:
+        async with Nodes(config) as nodes:
+            return await build(config, nodes, args.lines)
+
+    text = asyncio.run(main())
+    tmp = out + ".part"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, out)  # whole or not at all
+    print(f"report written to {out} ({len(text.splitlines())} lines)")
+    return 0
 
 
 def cmd_sync(args) -> int:

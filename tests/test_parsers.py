@@ -87,6 +87,9 @@ NCCL_EXPECT = {
         transport="IBext", hcas=[("mlx5_9", "IB")], sharp=True, hosts={"rdma-gpu-train-worker-0"}
     ),
     "init-timings-colon-format-16ranks-nccl1412.txt": dict(nranks=16, hosts={"swat1-04"}),
+    "ray-repeated-across-cluster-internal-error-nccl1591.txt": dict(
+        errors_match="NCCL error: internal error", verdicts={"error"}
+    ),
     "roce-ibv_create_cq-warn-hostname-spark01-nccl380.txt": dict(
         version="2.7.8+cuda11.0",
         bootstrap_if="ens192f1",
@@ -231,7 +234,7 @@ def test_nccl_blank_line_before_warn_and_ansi_residue():
 def test_ray_start_lines_tab_separated():
     s = vllm.parse_text(read("docker/ray-start-head-tab-separated-docker-logs.txt"))
     assert s.ray_started and s.ray_node_ips == ["172.18.0.2"]
-    assert Verdict("ok", "ray_started", "Ray runtime started") in s.verdicts()
+    assert Verdict("ok", "ray_started", "Ray runtime started on 172.18.0.2") in s.verdicts()
 
 
 @pytest.mark.parametrize(
@@ -282,20 +285,52 @@ def test_readiness_legacy_and_apiserver_forms():
 
 
 @pytest.mark.parametrize(
-    "name,needle",
+    "name,code,figures",
     [
         (
             "oom-torch-outofmemoryerror-worker-tp-ep-prefix-178gib-vllm49475.txt",
-            "Tried to allocate 28.44 GiB",
+            "oom",
+            {
+                "tried": "28.44 GiB",
+                "gpu": "7",
+                "total": "178.34 GiB",
+                "free": "7.38 GiB",
+                "inuse": "170.94 GiB",
+            },
         ),
-        ("oom-legacy-torch-cuda-outofmemoryerror-format-musetalk362.txt", "6.00 GiB total capacity"),
-        ("vllm-startup-free-memory-check-cuda0-format.txt", "Free memory on device cuda:0 (4.22/79.14 GiB)"),
+        (
+            "oom-legacy-torch-cuda-outofmemoryerror-format-musetalk362.txt",
+            "oom",
+            {"tried": "58.00 MiB", "gpu": "0", "total": "6.00 GiB", "free": "0 bytes", "inuse": "5.13 GiB"},
+        ),
+        (
+            "vllm-startup-free-memory-check-cuda0-format.txt",
+            "startup_memory",
+            {"dev": "cuda:0", "free": "4.22", "total": "79.14", "util": "0.9", "want": "71.22"},
+        ),
     ],
 )
-def test_oom_forms(name, needle):
+def test_oom_forms_give_their_figures(name, code, figures):
     s = vllm.parse_text(read(f"docker/{name}"))
-    assert len(s.oom) == 1 and needle in s.oom[0]
-    assert s.verdicts()[0].level == "error" and s.verdicts()[0].code == "oom"
+    assert len(s.oom) == 1
+    assert (s.startup_memory if code == "startup_memory" else s.oom_figures) == figures
+    first = s.verdicts()[0]
+    assert first.level == "error" and first.code == code
+
+
+def test_startup_memory_check_without_a_device_name():
+    """The form the issue quotes (no `cuda:0`): the figures and the fix that fits them."""
+    line = (
+        "ValueError: Free memory on device (49.14/79.33 GiB) on startup is less than desired GPU memory "
+        "utilization (0.7, 55.53 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+    verdict = vllm.parse_text(line).verdicts()[0]
+    assert verdict.code == "startup_memory"
+    assert "49.14 of 79.33 GiB free, gpu_memory_utilization 0.7 wants 55.53 GiB" in verdict.text
+    assert (
+        "something else holds 30.2 GiB" in verdict.text
+        and "lower --gpu-memory-utilization below 0.62" in verdict.text
+    )
 
 
 def test_docker_ps_table_with_padded_empty_cell():
@@ -487,7 +522,7 @@ def test_twins():
 
 
 def test_every_corpus_sample_is_used_by_a_test():
-    source = Path(__file__).read_text()
+    source = "".join(p.read_text() for p in Path(__file__).parent.glob("test_*.py"))
     for path in DATA.glob("*/*.txt"):
         assert path.name in source, path.name
 

@@ -57,7 +57,8 @@ async def _none() -> None:
 
 
 async def _drift(config: Config, nodes: Nodes) -> list[DriftItem]:
-    return [i for i in await drift(config, nodes, live=True) if i.what != "missing"]
+    # A container not (or no longer) there, or a node not answering, is told per node above.
+    return [i for i in await drift(config, nodes, live=True) if i.what not in ("missing", "unreachable")]
 
 
 async def _nccl_logs(config: Config, nodes: Nodes, running: list[str]) -> dict[str, NcclSummary]:

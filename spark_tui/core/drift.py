@@ -9,6 +9,7 @@ import docker
 
 from spark_tui.core import engines, labels
 from spark_tui.core import plan as planmod
+from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.events import DriftItem
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
@@ -26,6 +27,13 @@ async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftI
     layers: dict[str, tuple] = {}  # node -> layer digests of the image its container runs
 
     async def one(spec: planmod.ContainerSpec):
+        try:
+            await compare(spec)
+        except ENGINE_ERRORS as exc:
+            # Not a difference: the node could not be asked (its state is reported where it is shown).
+            items.append(DriftItem(spec.node, "unreachable", spec.name, why(exc)[:200]))
+
+    async def compare(spec: planmod.ContainerSpec):
         client = await nodes.engine(spec.node)
         c = await asyncio.to_thread(engines.exact_container, client, spec.name)
         if c is None:

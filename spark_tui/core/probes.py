@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import ipaddress
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ import docker
 from spark_tui.core import engines
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.parsers import gpu, netif
+from spark_tui.parsers.docker_text import looks_like_inference
 
 GPU_FIELDS = [
     "index",
@@ -76,9 +76,6 @@ class GpuState:
         return any(g.is_gb10 for g in self.gpus)
 
 
-INFERENCE = re.compile(r"vllm|ray|sglang|nim|tgi|text-generation|llama|ollama|trtllm|tensorrt", re.I)
-
-
 @dataclass
 class ContainerState:
     name: str
@@ -117,7 +114,7 @@ class ContainerState:
     def looks_like_inference(self) -> bool:
         """vLLM, Ray or another model server by its name or image (a `vllm_node` left by the
         community launcher is the common case): on unified memory it decides whether a load fits."""
-        return bool(INFERENCE.search(f"{self.name} {self.image_ref}"))
+        return looks_like_inference(f"{self.name} {self.image_ref}")
 
 
 @dataclass

@@ -10,6 +10,13 @@ import re
 
 from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
 
+# Names and images of what serves models: a container like these holds memory a load needs.
+INFERENCE = re.compile(r"vllm|ray|sglang|nim|tgi|text-generation|llama|ollama|trtllm|tensorrt", re.I)
+
+
+def looks_like_inference(text: str) -> bool:
+    return bool(INFERENCE.search(text))
+
 
 def parse_ps_table(text: str) -> list[dict[str, str]]:
     """Columns are found from the header's word positions; empty cells may be padded with spaces."""

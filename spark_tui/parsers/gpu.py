@@ -115,7 +115,7 @@ def _number(cell: str) -> float | None:
     cell = cell.strip()
     if cell in ("[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Not Found]", ""):
         return None
-    m = re.match(r"^-?[\d.]+", cell)
+    m = re.match(r"^-?(?:\d+\.?\d*|\.\d+)", cell)  # never a lone "." or "-"
     return float(m.group()) if m else None
 
 

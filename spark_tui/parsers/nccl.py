@@ -29,6 +29,8 @@ ENV_SET = re.compile(r"^(?P<var>NCCL_\w+) set (?:by environment )?to (?P<v>\S+?)
 NET_IB = re.compile(r"^NET/IB ?: ?Using (?P<list>.*?)(?: ?; ?OOB (?P<oob>\S+))?\s*$")
 HCA_ITEM = re.compile(r"\[\d+\](?P<dev>[\w.-]+):(?P<port>\d+)/(?P<link>RoCE|IB|ETH)(?P<sharp>/SHARP)?")
 NET_IB_NEW = re.compile(r"^NET/IB ?: ?\[\d+\] (?P<dev>[\w.-]+):\w+:(?P<port>\d+)/(?P<link>RoCE|IB)")
+# Newer NCCL (2.2x) may list devices only as virtual devices it made from them.
+VIRTUAL_DEV = re.compile(r"^NET/IB ?: ?Made virtual device \[\d+\] name=(?P<dev>[\w.-]+)")
 OOB = re.compile(r"OOB (?P<item>\S+<\d+>)")
 NET_SOCKET = re.compile(r"^NET/Socket ?: ?Using (?P<list>.*)$")
 NETWORK = re.compile(r"^Using network (?P<net>\S+)")
@@ -38,7 +40,7 @@ NNODES = re.compile(r"nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+)")
 ERROR_PATTERNS = re.compile(
     r"unhandled system error|ncclSystemError|ncclInternalError|ncclRemoteError|Call to ibv_\w+ failed"
     r"|socketStartConnect: Connect to \S+ failed|Watchdog caught collective operation timeout"
-    r"|Proxy Call to rank \d+ failed"
+    r"|Proxy Call to rank \d+ failed|NCCL error: [a-z]"
 )
 IBV = re.compile(r"Call to (?P<call>ibv_\w+) failed")
 # Cheap substring test first: most lines of a vLLM log are not NCCL's.
@@ -335,6 +337,10 @@ class NcclParser:
         m = NET_IB_NEW.match(msg)
         if m:
             self._hca(m.group("dev"), m.group("link"), net)
+        else:
+            m = VIRTUAL_DEV.match(msg)
+            if m:
+                self._hca(m.group("dev"), "RoCE" if m.group("dev").startswith("roce") else "IB", net)
         oob = OOB.search(msg)
         if oob:
             self._addresses(oob.group("item"), net)

@@ -13,7 +13,7 @@ SHARDS = re.compile(
 )
 ONLY_PREFIX = re.compile(r"^\((?P<proc>\w+) pid=\d+(?:, ip=[\d.]+)?\)\s*$")
 UVICORN = re.compile(r"Uvicorn running on (?P<url>https?://\S+)")
-API_START = re.compile(r"Starting vLLM API server \d+ on (?P<url>https?://\S+)")
+API_START = re.compile(r"Starting vLLM API server (?:\d+ )?on (?P<url>https?://\S+)")
 # What `ray start --address` prints on each attempt that cannot reach the head (Ray's GCS client).
 GCS_UNREACHABLE = re.compile(
     r"Failed to connect to GCS at address (?P<addr>\S*?)\.? within|Unable to connect to GCS at (?P<addr2>\S+?)\.?(?:\s|$)"
@@ -21,9 +21,40 @@ GCS_UNREACHABLE = re.compile(
 )
 LOCAL_IP = re.compile(r"Local node IP: (?P<ip>[\d.]+)")
 OOM = re.compile(
-    r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|Free memory on device \S+ \([\d./ ]+GiB\) on startup is less than desired"
+    r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|Free memory on device (?:\S+ )?\([\d./ ]+GiB\) on startup is less than desired"
     r"|No available memory for the cache blocks|Killed process \d+|out of memory)"
 )
+# vLLM's start-up check: "Free memory on device [cuda:0 ](4.22/79.14 GiB) on startup is less than
+# desired GPU memory utilization (0.9, 71.22 GiB)".
+STARTUP_FREE = re.compile(
+    r"Free memory on device (?:(?P<dev>\S+) )?\((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than "
+    r"desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)"
+)
+SIZE = r"[\d.]+ (?:[KMGT]i?B|bytes)"
+OOM_NOW = re.compile(
+    rf"Tried to allocate (?P<tried>{SIZE})\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>{SIZE}) of which "
+    rf"(?P<free>{SIZE}) is free\.(?: Including non-PyTorch memory, this process has (?P<inuse>{SIZE}) memory in use)?"
+)
+OOM_LEGACY = re.compile(
+    rf"Tried to allocate (?P<tried>{SIZE}) \(GPU (?P<gpu>\d+); (?P<total>{SIZE}) total capacity; "
+    rf"(?P<inuse>{SIZE}) already allocated; (?P<free>{SIZE}) free"
+)
+# What a load costs and gives, in the forms vLLM has printed over its versions.
+LOAD_FIGURES = {
+    "model_gib": re.compile(r"(?:Model loading|Loading model weights) took (?P<v>[\d.]+) ?(?:GiB|GB)"),
+    "model_s": re.compile(r"Model loading took [\d.]+ GiB(?: memory)? and (?P<v>[\d.]+) seconds"),
+    "weights_s": re.compile(r"Loading weights took (?P<v>[\d.]+) seconds"),
+    "kv_gib": re.compile(r"(?:Available KV cache memory: |reserved for KV Cache is )(?P<v>[\d.]+) ?GiB"),
+    "kv_tokens": re.compile(r"GPU KV cache size: (?P<v>[\d,]+) tokens"),
+    "concurrency": re.compile(r"Maximum concurrency for [\d,]+ tokens per request: (?P<v>[\d.]+)x"),
+    "request_tokens": re.compile(r"Maximum concurrency for (?P<v>[\d,]+) tokens per request"),
+    "engine_init_s": re.compile(
+        r"init engine \(profile, create kv cache, warmup model\) took (?P<v>[\d.]+) seconds"
+    ),
+    "gpu_blocks": re.compile(r"(?:# GPU blocks: |num_gpu_blocks is: )(?P<v>\d+)"),
+}
+# Lines carrying them hold one of: took, KV, concurrency, blocks (tested with `in`: a regex
+# alternation on every line cost a third of the parser's speed).
 TP_EXCEEDS = re.compile(r"Tensor parallel size \((?P<tp>\d+)\) exceeds available GPUs \((?P<gpus>\d+)\)")
 METRICS = re.compile(
     r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
@@ -75,6 +106,9 @@ class VllmSummary:
     tp_exceeds: tuple[int, int] | None = None
     gcs_unreachable: str | None = None  # the address `ray start` could not reach ("" when it had none)
     metrics: dict[str, float] = field(default_factory=dict)
+    startup_memory: dict[str, str] | None = None  # vLLM's start-up free-memory check that failed
+    oom_figures: dict[str, str] | None = None  # tried, gpu, total, free, in use, as the line says
+    load: dict[str, float] = field(default_factory=dict)  # LOAD_FIGURES found
 
     @property
     def ready(self) -> bool:
@@ -90,8 +124,43 @@ class VllmSummary:
 
     def verdicts(self) -> list[Verdict]:
         out = []
-        if self.oom:
+        if self.startup_memory:
+            m = self.startup_memory
+            held = float(m["total"]) - float(m["free"])
+            share = float(m["free"]) / float(m["total"])
+            fix = (
+                f"Stop it, or lower --gpu-memory-utilization below {share:.2f}"
+                if share >= 0.3
+                else f"Stop it first: only {share:.0%} of the memory is free, too little to serve from"
+            )
+            out.append(
+                Verdict(
+                    "error",
+                    "startup_memory",
+                    f"vLLM's start-up check failed on {m.get('dev') or 'the GPU'}: {m['free']} of {m['total']} GiB "
+                    f"free, gpu_memory_utilization {m['util']} wants {m['want']} GiB; something else holds "
+                    f"{held:.1f} GiB (another process or container: on a Spark, the unified memory). {fix}",
+                )
+            )
+        elif self.oom_figures:
+            f = self.oom_figures
+            holds = f" (this process holds {f['inuse']})" if f.get("inuse") else ""
+            out.append(
+                Verdict(
+                    "error",
+                    "oom",
+                    f"out of memory on GPU {f['gpu']}: tried to allocate {f['tried']} with {f['free']} free of "
+                    f"{f['total']}{holds}; lower --gpu-memory-utilization or --max-model-len, or spread the "
+                    "model over more GPUs (tensor parallel)",
+                )
+            )
+        elif self.oom:
             out.append(Verdict("error", "oom", f"out of memory: {self.oom[-1][:160]}"))
+        elif not self.tp_exceeds:
+            # The line that names the exception (not the traceback's frames) says most.
+            named = [e for e in self.errors if re.search(r"\b\w+(?:Error|Exception): |: error: ", e)]
+            if named:
+                out.append(Verdict("error", "error", f"error: {named[-1][-200:]}"))
         if self.tp_exceeds:
             tp, gpus = self.tp_exceeds
             text = f"tensor parallel size {tp} exceeds the {gpus} GPU(s) Ray sees: not every node joined"
@@ -99,6 +168,14 @@ class VllmSummary:
         if self.ready:
             at = f" at {self.endpoint}" if self.endpoint else ""
             out.append(Verdict("ok", "api_started", f"API server started{at}"))
+        elif self.endpoint:
+            out.append(
+                Verdict(
+                    "ok",
+                    "api_starting",
+                    f"API server starting at {self.endpoint} (no 'Application startup complete' in this input)",
+                )
+            )
         elif self.shards_total:
             out.append(Verdict("warn", "loading", f"loading shards {self.shards_done}/{self.shards_total}"))
         if self.gcs_unreachable is not None:
@@ -115,7 +192,24 @@ class VllmSummary:
                 )
             )
         if self.ray_started:
-            out.append(Verdict("ok", "ray_started", "Ray runtime started"))
+            where = f" on {', '.join(self.ray_node_ips)}" if self.ray_node_ips else ""
+            out.append(Verdict("ok", "ray_started", f"Ray runtime started{where}"))
+        load = self.load
+        if "model_gib" in load:
+            took = f" in {load['model_s']:g} s" if "model_s" in load else ""
+            out.append(
+                Verdict("ok", "model_loaded", f"model loaded: {load['model_gib']:g} GiB of weights{took}")
+            )
+        if "kv_gib" in load or "kv_tokens" in load:
+            parts = [f"{load['kv_gib']:g} GiB" if "kv_gib" in load else ""]
+            parts.append(f"{load['kv_tokens']:,.0f} tokens" if "kv_tokens" in load else "")
+            if "concurrency" in load:
+                parts.append(
+                    f"{load['concurrency']:g}x concurrency at {load.get('request_tokens', 0):,.0f} tokens per request"
+                )
+            out.append(Verdict("ok", "kv_cache", "KV cache: " + ", ".join(p for p in parts if p)))
+        if "engine_init_s" in load:
+            out.append(Verdict("ok", "engine_init", f"engine initialised in {load['engine_init_s']:g} s"))
         return out
 
 
@@ -125,8 +219,11 @@ class VllmParser:
 
     def feed(self, line: str) -> None:
         # tqdm redraws with \r: each segment is its own progress update.
-        for part in line.split("\r"):
-            self._one(part)
+        if "\r" in line:
+            for part in line.split("\r"):
+                self._one(part)
+        else:
+            self._one(line)
 
     def _one(self, line: str) -> None:
         s = self.summary
@@ -166,11 +263,26 @@ class VllmParser:
             if m:
                 s.tp_exceeds = (int(m.group("tp")), int(m.group("gpus")))
                 s.errors.append(line.strip())
-        if "memory" in line or "Killed" in line:
-            if OOM.search(line):
+        if "took" in line or "KV" in line or "oncurrency" in line or "blocks" in line:
+            for key, rx in LOAD_FIGURES.items():
+                m = rx.search(line)
+                if m:
+                    s.load[key] = float(m.group("v").replace(",", ""))
+        if "memory" in line or "Killed" in line or "allocate" in line:
+            if OOM.search(line) or "Tried to allocate" in line:
                 s.oom.append(strip_ansi(line).strip())
+                m = STARTUP_FREE.search(line)
+                if m:
+                    s.startup_memory = {k: v for k, v in m.groupdict().items() if v}
+                m = OOM_NOW.search(line) or OOM_LEGACY.search(line)
+                if m:
+                    s.oom_figures = {k: v for k, v in m.groupdict().items() if v}
                 return
-        if ERROR_LINE.search(line) and "NCCL" not in line:
+        if (
+            ("rror" in line or "RROR" in line or "Traceback" in line)
+            and ERROR_LINE.search(line)
+            and "NCCL" not in line
+        ):
             s.errors.append(strip_ansi(line).strip())
 
 

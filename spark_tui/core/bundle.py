@@ -1,0 +1,132 @@
+"""`spark-tui report`: one Markdown file with what an issue thread asks for, gathered in one go.
+
+Versions (spark-tui, Docker, driver, image and its vLLM), the resolved configuration with where
+each value came from, `check`, `status` per node, NCCL per node, and the last lines of each
+spark-tui container's log. A node that cannot be reached is reported as such; the report is
+still written. Everything that came from a node is made inert, and the whole text is masked
+(the HF token, secret-named variables) before it is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+from spark_tui import __version__
+from spark_tui.core import engines
+from spark_tui.core.check import CheckResult, run_checks
+from spark_tui.core.cluster_state import as_lines, cluster_state
+from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
+from spark_tui.core.image_checks import default_cache, effective_facts
+from spark_tui.core.live import with_detected
+from spark_tui.core.nodes import Nodes
+from spark_tui.core.probes import NodeSnapshot
+from spark_tui.core.redact import Redactor
+from spark_tui.parsers.text import inert
+from spark_tui.settings import report as settings_report
+from spark_tui.settings.resolve import Config
+from spark_tui.status_text import render
+
+DRIVER = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+
+
+async def build(config: Config, nodes: Nodes, log_lines: int = 200) -> str:
+    config, snaps = await with_detected(config, nodes)
+    results: list[CheckResult] = await run_checks(config, nodes)
+    state = await cluster_state(config, nodes, snaps)
+    drivers = await asyncio.gather(*(_driver(nodes, s) for s in snaps))
+    _, facts, why_none = await effective_facts(
+        config, nodes, default_cache(), {s.node for s in snaps if not s.reachable or s.docker_error}
+    )
+    logs = await asyncio.gather(*(_tail(config, nodes, s, log_lines) for s in snaps))
+
+    out: list[str] = [
+        f"# spark-tui report: cluster {config['name']}",
+        "",
+        f"Written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC by spark-tui {__version__}. "
+        "Secrets are masked; text from the nodes is shown inert.",
+        "",
+        "## Versions",
+        "",
+        "| node | reachable | Docker | storage | kernel | GPU driver |",
+        "|---|---|---|---|---|---|",
+    ]
+    for snap, driver in zip(snaps, drivers, strict=True):
+        h = snap.host
+        reach = "yes" if snap.reachable else f"NO: {snap.error}"
+        out.append(
+            f"| {snap.node} | {_cell(reach)} | {h.docker_version or '-'} | {h.storage_driver or '-'} "
+            f"| {h.kernel or '-'} | {_cell(driver)} |"
+        )
+    image = config["image"]
+    if facts is None:
+        out += ["", f"Image {image}: {why_none}"]
+    else:
+        vllm = f"vLLM {facts.vllm} ({facts.vllm_from})" if facts.vllm else "vLLM version unknown"
+        ray = (
+            f"Ray {facts.ray_version or 'present'}"
+            if facts.ray
+            else "no Ray"
+            if facts.ray is False
+            else "Ray unknown"
+        )
+        out += [
+            "",
+            f"Image {image} ({facts.image_id[7:19]}): {vllm}, {ray}, transformers {facts.transformers or '?'}",
+        ]
+    out += ["", "## Configuration (effective, with where each value came from)", "", "```text"]
+    out += [settings_report.as_text(config), "```", "", "## Check", ""]
+    out += [
+        "The pre-launch check: while the cluster runs, `container.absent` fails by design.",
+        "",
+        "```text",
+    ]
+    marks = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skipped": "SKIP"}
+    for r in results:
+        out.append(f"[{marks[r.status]}] {r.node:<10} {r.id:<20} {inert(r.message)}")
+        if r.fix and r.status != "pass":
+            out.append(f"       fix: {inert(r.fix)}")
+    out += ["```", "", "## Status", "", "```text", render(snaps, config), "", *as_lines(state, config), "```"]
+    out += ["", "## NCCL", ""]
+    if state.nccl:
+        out += [f"- {node}: {inert(net.text())}" for node, net in state.nccl.items()]
+    else:
+        out.append("No spark-tui container is running: no NCCL lines to read.")
+    out += ["", "## Container logs", ""]
+    for snap, tail in zip(snaps, logs, strict=True):
+        out += [f"### {snap.node}: {config['container_name']}", "", "```text", *tail, "```", ""]
+    redactor = Redactor(lambda: config)
+    return "\n".join(redactor.show(line) for row in out for line in row.split("\n")) + "\n"
+
+
+def _cell(text: str) -> str:
+    return inert(text).replace("|", "/")[:120]
+
+
+async def _driver(nodes: Nodes, snap: NodeSnapshot) -> str:
+    if not snap.reachable:
+        return "-"
+    try:
+        res = await nodes.transports[snap.node].run(DRIVER, timeout=20)
+    except (NodeError, TimeoutError) as exc:
+        return f"unknown ({exc})"
+    if res.exit_status != 0:
+        return f"nvidia-smi failed: {(res.stdout + res.stderr).strip().splitlines()[:1] or ['exit ' + str(res.exit_status)]}"
+    return ", ".join(sorted(set(res.stdout.split()))) or "-"
+
+
+async def _tail(config: Config, nodes: Nodes, snap: NodeSnapshot, lines: int) -> list[str]:
+    """The last lines of the node's spark-tui container, inert; or why there are none."""
+    name = config["container_name"]
+    if not snap.reachable:
+        return [f"(node unreachable: {snap.error})"]
+    if not any(c.name == name for c in snap.containers):
+        return [f"(no container named {name} on {snap.node})"]
+    try:
+        client = await nodes.engine(snap.node)
+        raw = await asyncio.to_thread(
+            lambda: engines.exact_container(client, name).logs(tail=lines).decode("utf-8", errors="replace")
+        )
+    except (*ENGINE_ERRORS, AttributeError) as exc:
+        return [f"(log unreadable: {why(exc)[:200]})"]
+    return [inert(line) for line in raw.splitlines()]

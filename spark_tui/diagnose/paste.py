@@ -1,0 +1,99 @@
+"""Undo how people paste into issue threads, before any parser sees the text.
+
+- a leading `$ command` or shell prompt line (`user@host:~$ cmd`, `[root@host ~]# cmd`): dropped,
+  and the command kept, for it says what the output is;
+- `docker compose logs` prefixes (`vllm-1  | `): dropped;
+- Ray's `[repeated 3x across cluster]` suffix: dropped (counted);
+- markdown quote markers (`> `) and code fences (```): dropped;
+- tqdm's carriage-return redraws: split into lines.
+Log prefixes the parsers understand themselves (`(RayWorkerWrapper pid=N, ip=A)`,
+`(EngineCore_DP0 pid=N)`, mpirun `[N]`, pdsh `host: `) are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PROMPT = re.compile(
+    r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.-]+[$#])\s+(?P<cmd>\S.*)$"
+)
+COMPOSE = re.compile(r"^(?P<svc>[\w.-]+-\d+)\s+\| ?")
+REPEATED = re.compile(r"\s*\[repeated (?P<n>\d+)x across cluster\]\s*$")
+FENCE = re.compile(r"^\s*```")
+
+
+@dataclass
+class Cleaned:
+    text: str
+    commands: list[str] = field(default_factory=list)  # the `$ cmd` lines the paste held
+    services: set[str] = field(default_factory=set)  # compose services whose prefix was dropped
+    repeated: int = 0  # lines Ray folded as [repeated Nx across cluster]
+
+    @property
+    def command(self) -> str:
+        return self.commands[0] if self.commands else ""
+
+
+def clean(text: str) -> Cleaned:
+    out: Cleaned = Cleaned("")
+    lines: list[str] = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        for line in raw.split("\r"):  # tqdm redraws in place
+            if FENCE.match(line):
+                continue
+            if line.startswith("> "):
+                line = line[2:]
+            m = PROMPT.match(line)
+            if m and _looks_like_command(m.group("cmd")):
+                out.commands.append(m.group("cmd").strip())
+                continue
+            m = COMPOSE.match(line)
+            if m:
+                out.services.add(m.group("svc"))
+                line = line[m.end() :]
+            if "across cluster]" in line:
+                m = REPEATED.search(line)
+                if m:
+                    out.repeated += int(m.group("n"))
+                    line = line[: m.start()]
+            lines.append(line)
+    out.text = "\n".join(lines)
+    return out
+
+
+# A prompt line is only taken for one when what follows reads like a command someone runs to
+# get diagnostics (a `# comment` or a log line starting with `#` must not be eaten).
+COMMANDS = (
+    "nvidia-smi",
+    "ibstat",
+    "ibstatus",
+    "show_gids",
+    "ibdev2netdev",
+    "ibv_devinfo",
+    "ip ",
+    "ip\t",
+    "docker",
+    "ray ",
+    "vllm",
+    "cat ",
+    "kubectl",
+    "journalctl",
+    "dmesg",
+    "mpirun",
+    "torchrun",
+    "python",
+    "./",
+    "sudo ",
+    "all_reduce_perf",
+    "grep",
+    "tail",
+    "ssh ",
+    "spark-tui",
+    "free",
+    "lspci",
+)
+
+
+def _looks_like_command(cmd: str) -> bool:
+    return cmd.startswith(COMMANDS) or cmd in ("ip", "ibstat", "nvidia-smi", "show_gids", "ibdev2netdev")
