@@ -131,6 +131,25 @@ def test_pasting_residue_never_reaches_the_fields():
     assert gids["command"] == "show_gids mlx5_0" and len(gids["summary"]["gids"]) == 6
 
 
+def test_docker_ps_default_table_after_a_prompt_and_a_cli_warning():
+    result = diagnose.analyse(read("docker/docker-ps-default-table-prompt-warning-truncated-netology.txt"))
+    assert result["kind"] == "docker-ps" and result["command"] == "docker ps"
+    assert [c["NAMES"] for c in result["summary"]["containers"]] == ["mysql-docker", "vagrant-netology-2"]
+    assert "ok: commands are truncated in this table: docker ps --no-trunc shows them whole" in verdicts(
+        result
+    )
+
+
+def test_stage_and_double_prefixes_do_not_hide_the_rank_address():
+    """Two process prefixes on each NCCL line (the real DGX Spark Ray sample), and the same with a
+    `[Stage-0]` prefix added as pasted: the worker is known by the Ray actor's address."""
+    text = read("nccl/dgxspark-vllm-ray-ibext-channels.txt")
+    for pasted in (text, "\n".join("[Stage-0] " + line for line in text.splitlines())):
+        result = diagnose.analyse(pasted, "nccl")
+        assert result["summary"]["per_host"]["169.254.28.198"]["transport"] == "IBext_v10"
+        assert not any("Stage" in h or "(" in h for h in result["summary"]["hosts"])
+
+
 def test_newer_nccl_virtual_devices_name_the_hcas():
     """NCCL 2.2x on a Spark: the HCAs from `Made virtual device` lines alone (the lines of the
     real two-Spark sample, without its other NET/IB forms)."""

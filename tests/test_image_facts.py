@@ -230,3 +230,14 @@ def test_images_command_lists_what_each_image_can_run(cluster, tmp_path, profile
     row = next(line for line in lines if line.startswith("*"))
     assert row.split()[1] == tc.IMAGE and row.split()[-4:] == ["0.12.0", "2.49.2", "yes", "✓"]
     assert f"    ✗ its vLLM does not know {NEW_ARCH}" in lines
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("executor", ["ray", "native"])
+def test_an_image_on_no_node_skips_every_image_check_with_the_reason(cluster, tmp_path, executor):
+    by = checks(config_for(cluster, tmp_path, image="spark-test/not-built:1", executor=executor))
+    asked = "image.ray" if executor == "ray" else "image.native"
+    for cid in ("image.entrypoint", asked, "model.architecture"):
+        r = image_by(by, cid)
+        assert r.status == "skipped", r
+        assert r.message == "image spark-test/not-built:1: not on spark-1; not on spark-2", r

@@ -263,7 +263,7 @@ def _docker_ps(c: Cleaned) -> dict:
                     f"{name} ({image}, {status or 'status unknown'}) looks like vLLM/Ray: on a Spark it shares the unified memory with a new load",
                 )
             )
-    if any(r.get("COMMAND", "").endswith("…") for r in rows):
+    if any(r.get("COMMAND", "").rstrip('"').endswith("…") for r in rows):
         verdicts.append(
             _v("ok", "commands are truncated in this table: docker ps --no-trunc shows them whole")
         )

@@ -3,7 +3,7 @@
 - a leading `$ command` or shell prompt line (`user@host:~$ cmd`, `[root@host ~]# cmd`): dropped,
   and the command kept, for it says what the output is;
 - `docker compose logs` prefixes (`vllm-1  | `): dropped;
-- Ray's `[repeated 3x across cluster]` suffix: dropped (counted);
+- Ray's `[repeated 3x across cluster]` suffix: dropped (counted); a `[Stage-N]` prefix: dropped;
 - markdown quote markers (`> `) and code fences (```): dropped;
 - tqdm's carriage-return redraws: split into lines.
 Log prefixes the parsers understand themselves (`(RayWorkerWrapper pid=N, ip=A)`,
@@ -19,6 +19,7 @@ PROMPT = re.compile(
     r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.-]+[$#])\s+(?P<cmd>\S.*)$"
 )
 COMPOSE = re.compile(r"^(?P<svc>[\w.-]+-\d+)\s+\| ?")
+STAGE = re.compile(r"^\[Stage-\d+\]\s*")
 REPEATED = re.compile(r"\s*\[repeated (?P<n>\d+)x across cluster\]\s*$")
 FENCE = re.compile(r"^\s*```")
 
@@ -52,6 +53,8 @@ def clean(text: str) -> Cleaned:
             if m:
                 out.services.add(m.group("svc"))
                 line = line[m.end() :]
+            if line.startswith("[Stage-"):
+                line = STAGE.sub("", line, count=1)
             if "across cluster]" in line:
                 m = REPEATED.search(line)
                 if m:

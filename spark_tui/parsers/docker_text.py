@@ -21,6 +21,9 @@ def looks_like_inference(text: str) -> bool:
 def parse_ps_table(text: str) -> list[dict[str, str]]:
     """Columns are found from the header's word positions; empty cells may be padded with spaces."""
     lines = [line for line in text.splitlines() if line.strip()]
+    # Anything before the header (a docker CLI warning, say) is not a row.
+    start = next((i for i, line in enumerate(lines) if re.match(r"^(?:CONTAINER ID|NAMES)\s", line)), 0)
+    lines = lines[start:]
     if not lines:
         return []
     header = lines[0]

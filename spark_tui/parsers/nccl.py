@@ -275,13 +275,15 @@ class NcclParser:
                 s.nnodes = int(m.group("nnodes"))
                 s.nranks = int(m.group("nranks"))
         elif "via NET/" in msg:
-            origin = s.by_origin.get(_origin(line, host))
-            if s.transport is None or (origin is not None and origin.transport is None):
+            where = _origin(line, host)
+            origin = s.by_origin.get(where)
+            if origin is None:
+                origin = s.by_origin[where] = OriginNet()
+            if s.transport is None or origin.transport is None:
                 m = VIA.search(msg)
                 if m:
                     s.transport = s.transport or m.group("net")
-                    if origin is not None:
-                        origin.transport = m.group("net")
+                    origin.transport = m.group("net")
         else:
             self._error_check(msg)
 
@@ -363,9 +365,21 @@ class NcclParser:
 
 def _origin(line: str, host: str) -> str:
     """Where a line came from: the Ray actor's address when the line carries
-    `(RayWorkerWrapper pid=N, ip=A)`, else NCCL's host field."""
-    actor = actor_of(line) if line.startswith(("(", " ", "\x1b", "[")) else None
-    return (actor[1] if actor and actor[1] else host) or "?"
+    `(RayWorkerWrapper pid=N, ip=A)`, else NCCL's host field. Cached by the line's prefix (the
+    text before ` NCCL `): a rank prints thousands of lines with the same one."""
+    if not line.startswith(("(", " ", "\x1b", "[")):
+        return host or "?"
+    prefix = line[: line.find(" NCCL ")]
+    found = _ORIGIN_CACHE.get(prefix)
+    if found is None:
+        if len(_ORIGIN_CACHE) > 4096:
+            _ORIGIN_CACHE.clear()
+        actor = actor_of(line)
+        found = _ORIGIN_CACHE[prefix] = (actor[1] if actor and actor[1] else host) or "?"
+    return found
+
+
+_ORIGIN_CACHE: dict[str, str] = {}
 
 
 def split_header(line: str) -> tuple[str, str, str] | None:
@@ -417,9 +431,10 @@ def _host_of(prefix: str) -> str | None:
 
 
 def actor_of(line: str) -> tuple[str, str | None] | None:
-    """The Ray/vLLM process prefix of a line: (actor name, ip or None)."""
-    m = ACTOR.search(line[:120])
-    return (m.group("actor"), m.group("ip")) if m else None
+    """The Ray/vLLM process prefix of a line: (actor name, ip or None). With two prefixes
+    (`(EngineCore_DP0 pid=1) (RayWorkerWrapper pid=2, ip=A)`) the one with an address wins."""
+    found = [(m.group("actor"), m.group("ip")) for m in ACTOR.finditer(line[:200])]
+    return next((f for f in found if f[1]), found[0] if found else None)
 
 
 def is_nccl_line(line: str) -> bool:
