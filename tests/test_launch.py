@@ -182,6 +182,34 @@ def test_socket_fallback_is_a_warning_naming_its_source(cluster, tmp_path, execu
     asyncio.run(down(config))
 
 
+def test_ray_workers_keep_their_own_nccl_variables(cluster, tmp_path):
+    """vLLM's Ray executor copies the head's NCCL_* to every worker unless its
+    ray_non_carry_over_env_vars.json lists them: a worker with its own HCA list (set visibly here,
+    per node) must use it, not the head's."""
+    path = Path(cluster.cluster_file(2, tmp_path / "c2.yaml"))
+    worker = cluster.nodes[1]
+    path.write_text(
+        path.read_text().replace(
+            f"  - name: {worker.name}\n", f"  - name: {worker.name}\n    hca: [roceP2p1s0f1]\n"
+        )
+    )
+    flags = {**tc.SANDBOX, "executor": "ray", "env": {"SPARK_TEST_SHARD_DELAY": "0.02"}}
+    config = resolve(
+        Inputs(
+            cluster_file=str(path),
+            user_config="",
+            environ={},
+            flags={k: (v, f"--{k}") for k, v in flags.items()},
+        )
+    )
+    ok, got, _ = asyncio.run(launch(config))
+    assert ok, got
+    nets = {n.node: n.text for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
+    assert nets[worker.name] == f"NCCL: IB/RoCE (IB) on roceP2p1s0f1 over {tc.NETDEV} {worker.ip}", nets
+    assert "rocep1s0f1, roceP2p1s0f1" in nets[cluster.nodes[0].name]
+    asyncio.run(down(config))
+
+
 def test_socket_fallback_from_a_down_hca_names_the_port(cluster, tmp_path):
     """A RoCE port that is down leaves NCCL no IB device: the warning names the HCA and its state
     as the node's ibdev2netdev shows it; where spark-tui sees no cause it says so."""

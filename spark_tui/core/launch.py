@@ -306,7 +306,11 @@ class Launch:
         serve = planmod.vllm_serve_args(self.config)
         # Output goes to the container's main streams so `docker logs` shows vLLM too. The container
         # lives on (Ray holds it) when vllm serve dies, so its exit is written to the log as well.
-        script = f'{shlex.join(serve)} >/proc/1/fd/1 2>/proc/1/fd/2; echo "{SERVE_EXIT} $?" >/proc/1/fd/2'
+        # Per-node NCCL/UCX/IP variables stay per node (vLLM would copy the head's to every worker).
+        script = (
+            planmod.keep_per_node_script()
+            + f'{shlex.join(serve)} >/proc/1/fd/1 2>/proc/1/fd/2; echo "{SERVE_EXIT} $?" >/proc/1/fd/2'
+        )
         await asyncio.to_thread(
             lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
         )

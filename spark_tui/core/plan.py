@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from spark_tui.core import labels
 from spark_tui.secret_names import SECRET_MASK
+from spark_tui.settings.container_env import PER_NODE_VARS
 from spark_tui.settings.resolve import Config, NodeConfig
 
 
@@ -240,6 +241,17 @@ def volume_notes(node: NodeConfig, spec: ContainerSpec) -> list[str]:
 ENTRYPOINT_WHY = "whatever ENTRYPOINT the image has would otherwise run in front of the command"
 
 
+def keep_per_node_script() -> str:
+    """Shell run on the head before `vllm serve` (executor ray): the per-node variables listed in
+    vLLM's ray_non_carry_over_env_vars.json, where vLLM looks for it (VLLM_CONFIG_ROOT, else
+    $XDG_CONFIG_HOME/vllm, else ~/.config/vllm)."""
+    names = shlex.quote(json.dumps(sorted(PER_NODE_VARS)))
+    return (
+        'd="${VLLM_CONFIG_ROOT:-${XDG_CONFIG_HOME:-$HOME/.config}/vllm}"; '
+        f'mkdir -p "$d" && printf %s {names} > "$d/ray_non_carry_over_env_vars.json"; '
+    )
+
+
 def as_text(
     specs: list[ContainerSpec], config: Config, entrypoint_notes: dict[str, str] | None = None
 ) -> str:
@@ -250,6 +262,11 @@ def as_text(
         lines += ["WARNINGS"] + [f"  ! {w}" for w in config.warnings] + [""]
     if config["executor"] == "ray":
         lines.append(f"then on the head: {' '.join(shlex.quote(a) for a in vllm_serve_args(config))}")
+        lines.append(
+            "  with ray_non_carry_over_env_vars.json listing "
+            + ", ".join(sorted(PER_NODE_VARS))
+            + " (vLLM would give every worker the head's values)"
+        )
         lines.append("")
     for spec in specs:
         node = config.node(spec.node)

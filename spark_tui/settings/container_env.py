@@ -13,6 +13,10 @@ IFNAME_VARS = (
     "OMPI_MCA_btl_tcp_if_include",
 )
 IP_VARS = ("VLLM_HOST_IP", "RAY_NODE_IP_ADDRESS", "RAY_OVERRIDE_NODE_IP_ADDRESS")
+# Each node has its own value of these. vLLM's Ray executor copies the head's NCCL_*, UCX_* and
+# VLLM_* variables to every worker unless they are listed in `ray_non_carry_over_env_vars.json`
+# under its config root: spark-tui lists them, so a worker keeps its own interface and HCAs.
+PER_NODE_VARS = (*IFNAME_VARS, "NCCL_IB_HCA", *IP_VARS)
 
 
 def derive_container_env(
