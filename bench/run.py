@@ -329,6 +329,9 @@ def run(
         results["image_inspection"] = bench_inspection(
             cluster, min(2, len(cluster.nodes)), 3 if quick else 20
         )
+        from bench.sync import bench_sync
+
+        results["sync"] = bench_sync(cluster, 20 if quick else 200, 20 if quick else 400)
         results["startup"].update(
             cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes))))
         )

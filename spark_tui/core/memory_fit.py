@@ -121,14 +121,20 @@ def fit(config: Config, snap: NodeSnapshot, w: Weights | None, model_reason: str
             fix_others + ", or spread the model over more nodes",
         )
     elif budget > avail:
-        lower = max(0.05, (avail - floor) / total)
+        # A lower utilization helps only while its budget still holds the weights with room to spare.
+        lower = (avail - floor) / total
+        fix = (
+            f"{fix_others}, or lower --gpu-memory-utilization to {lower:.2f} in vllm_args"
+            if lower * total > share * (1 + THIN_KV)
+            else fix_others
+        )
         add(
             "memory.fit",
             name,
             "fail",
             f"vLLM would refuse to start ('Free memory on device ... less than desired GPU memory "
             f"utilization'): {numbers}",
-            f"{fix_others}, or lower --gpu-memory-utilization to {lower:.2f} in vllm_args",
+            fix,
         )
     elif share > budget:
         add(
