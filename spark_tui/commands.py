@@ -134,6 +134,7 @@ def cmd_status(args) -> int:
     from spark_tui.status_text import render
 
     config = load_config(args)
+    nccl_seen: dict = {}  # `--watch` reads each container's log head once (see cluster_state)
 
     async def once(nodes):
         """One look at every node: the snapshot that resolves the detected values also feeds the
@@ -142,7 +143,7 @@ def cmd_status(args) -> int:
 
         nonlocal config
         config, snaps = await with_detected(config, nodes)
-        state = await cluster_state(config, nodes, snaps)
+        state = await cluster_state(config, nodes, snaps, nccl_seen)
         if args.json:
             _print_json({"nodes": [dataclasses.asdict(s) for s in snaps], **dataclasses.asdict(state)})
         else:

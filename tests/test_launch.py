@@ -391,6 +391,32 @@ def test_status_tells_the_whole_story(cluster, tmp_path, run_cli):
     asyncio.run(down(config))
 
 
+def test_status_watch_reads_each_log_head_once(cluster, tmp_path, monkeypatch):
+    """NCCL sets up at the start of a log: once it has, `status --watch` rounds read no log again."""
+    from spark_tui.core import engines
+    from spark_tui.core.cluster_state import cluster_state
+
+    config = config_for(cluster, 2, tmp_path, executor="ray")
+    ok, _, _ = asyncio.run(launch(config))
+    assert ok
+    reads = []
+    real = engines.log_head
+    monkeypatch.setattr(engines, "log_head", lambda client, name: reads.append(name) or real(client, name))
+
+    async def rounds():
+        cache: dict = {}
+        async with Nodes(config) as nodes:
+            cfg, snaps = await with_detected(config, nodes)
+            first = await cluster_state(cfg, nodes, snaps, cache)
+            second = await cluster_state(cfg, nodes, snaps, cache)
+        return first, second
+
+    first, second = asyncio.run(rounds())
+    assert len(reads) == 2 and first.nccl == second.nccl  # both nodes once, then from the cache
+    assert second.nccl[cluster.nodes[1].name].transport == "IB"
+    asyncio.run(down(config))
+
+
 def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_path):
     # Under the temp dir: it exists on the nodes and in the containers, so an injected touch would work.
     canary = f"{tempfile.gettempdir()}/spark-tui-launch-canary-{tmp_path.name}"

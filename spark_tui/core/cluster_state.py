@@ -30,7 +30,14 @@ def _ours(config: Config, c: ContainerState) -> bool:
     return c.labels.get(labels.CLUSTER) == config["name"] and c.name == config["container_name"]
 
 
-async def cluster_state(config: Config, nodes: Nodes, snaps: list[NodeSnapshot]) -> ClusterState:
+# NCCL summaries already read, by (node, container start time): NCCL says how it set up at the
+# start of the log, so `status --watch` reads each container's log head once, not every round.
+NcclCache = dict[tuple[str, str], NcclSummary]
+
+
+async def cluster_state(
+    config: Config, nodes: Nodes, snaps: list[NodeSnapshot], cache: NcclCache | None = None
+) -> ClusterState:
     """`config` resolved from `snaps` (core/live.py): drift compares like with like."""
     running = [s.node for s in snaps if any(_ours(config, c) and c.state == "running" for c in s.containers)]
     foreign = {
@@ -43,8 +50,11 @@ async def cluster_state(config: Config, nodes: Nodes, snaps: list[NodeSnapshot])
         return state
     head = config.head.name
     asked = serving.ask(config, nodes.transports[head]) if head in running else _none()
+    started = {
+        s.node: c.started_at for s in snaps for c in s.containers if _ours(config, c) and c.state == "running"
+    }
     logs, state.serving, state.drift = await asyncio.gather(
-        _nccl_logs(config, nodes, running),
+        _nccl_logs(config, nodes, started, {} if cache is None else cache),
         asked,
         _drift(config, nodes),
     )
@@ -61,10 +71,15 @@ async def _drift(config: Config, nodes: Nodes) -> list[DriftItem]:
     return [i for i in await drift(config, nodes, live=True) if i.what not in ("missing", "unreachable")]
 
 
-async def _nccl_logs(config: Config, nodes: Nodes, running: list[str]) -> dict[str, NcclSummary]:
+async def _nccl_logs(
+    config: Config, nodes: Nodes, started: dict[str, str], cache: NcclCache
+) -> dict[str, NcclSummary]:
     name = config["container_name"]
 
     async def one(node: str) -> tuple[str, NcclSummary | None]:
+        known = cache.get((node, started[node]))
+        if known is not None:
+            return node, known
         try:
             client = await nodes.engine(node)
             lines = await asyncio.to_thread(engines.log_head, client, name)
@@ -74,8 +89,13 @@ async def _nccl_logs(config: Config, nodes: Nodes, running: list[str]) -> dict[s
         parser.feed_lines(lines)
         return node, parser.summary
 
-    found = await asyncio.gather(*(one(n) for n in running))
-    return {n: s for n, s in found if s is not None}
+    found = dict(await asyncio.gather(*(one(n) for n in started)))
+    read = {n: s for n, s in found.items() if s is not None}
+    # Once NCCL has set up (some log says its transport), later rounds have nothing to add; before
+    # that, every round reads again. (A Ray worker's own log never has NCCL lines.)
+    if any(s.transport for s in read.values()):
+        cache.update({(n, started[n]): s for n, s in read.items()})
+    return read
 
 
 def as_lines(state: ClusterState, config: Config) -> list[str]:
