@@ -84,7 +84,15 @@ def bench_sync(cluster, image_mb: int = 200, model_mb: int = 200) -> dict:
         }
         # model: a Hugging Face entry of model_mb MB in 4 shards
         write_model(caches[a.name], shards=4, floats=model_mb * (1 << 20) // 16)
-        model_bytes = sum(p.stat().st_size for p in (caches[a.name] / "hub").rglob("*") if p.is_file()) / 1e6
+        # The blobs only: the snapshot's symlinks point at them (is_file() follows links, counting each twice).
+        model_bytes = (
+            sum(
+                p.stat().st_size
+                for p in (caches[a.name] / "hub").rglob("*")
+                if p.is_file() and not p.is_symlink()
+            )
+            / 1e6
+        )
         t_msync = _timed(lambda: run(sync_model))
         subprocess.run(["rm", "-rf", str(caches[b.name])], check=True)
         repo = next((caches[a.name] / "hub").iterdir())
