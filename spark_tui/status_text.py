@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from spark_tui.core import labels
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.text import inert
 from spark_tui.settings.resolve import Config
@@ -56,7 +55,7 @@ def render(snaps: list[NodeSnapshot], config: Config) -> str:
                     f"    pid {p.pid} {inert(p.name)} {p.used_mib if p.used_mib is not None else '?'} MiB"
                 )
         for c in snap.containers:
-            mine = c.labels.get(labels.CLUSTER) == config["name"]
+            mine = c.cluster == config["name"]
             lines.append(
                 f"  container {c.name}: {c.state}{' (' + c.health + ')' if c.health else ''} image {c.image_ref} [{c.image_id[7:19]}]"
                 + ("" if mine else "  FOREIGN (not this cluster's)")

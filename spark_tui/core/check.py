@@ -14,7 +14,6 @@ from typing import Literal
 
 import docker
 
-from spark_tui.core import labels
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.image_checks import image_checks
 from spark_tui.core.live import with_detected
@@ -234,9 +233,7 @@ def _gpu(node: NodeConfig, snap: NodeSnapshot, add) -> None:
 
 def _foreign_containers(config: Config, name: str, snap: NodeSnapshot, add) -> None:
     """Running containers that are not this cluster's: on unified memory they hold what the load needs."""
-    foreign = [
-        c for c in snap.containers if c.state == "running" and c.labels.get(labels.CLUSTER) != config["name"]
-    ]
+    foreign = [c for c in snap.containers if c.state == "running" and c.cluster != config["name"]]
     if not foreign:
         add("containers.foreign", name, "pass", "no other running containers")
         return

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from spark_tui.core import engines, labels, serving
+from spark_tui.core import engines, serving
 from spark_tui.core.drift import drift
 from spark_tui.core.errors import ENGINE_ERRORS
 from spark_tui.core.events import DriftItem
@@ -27,7 +27,7 @@ class ClusterState:
 
 
 def _ours(config: Config, c: ContainerState) -> bool:
-    return c.labels.get(labels.CLUSTER) == config["name"] and c.name == config["container_name"]
+    return c.cluster == config["name"] and c.name == config["container_name"]
 
 
 # NCCL summaries already read, by (node, container start time): NCCL says how it set up at the
@@ -40,11 +40,7 @@ async def cluster_state(
 ) -> ClusterState:
     """`config` resolved from `snaps` (core/live.py): drift compares like with like."""
     running = [s.node for s in snaps if any(_ours(config, c) and c.state == "running" for c in s.containers)]
-    foreign = {
-        s.node: [c for c in s.containers if c.labels.get(labels.CLUSTER) != config["name"]]
-        for s in snaps
-        if s.reachable
-    }
+    foreign = {s.node: [c for c in s.containers if c.cluster != config["name"]] for s in snaps if s.reachable}
     state = ClusterState(running, None, foreign={n: cs for n, cs in foreign.items() if cs})
     if not running:
         return state

@@ -378,6 +378,7 @@ class Launch:
         # Native ranks log into their own node's container; Ray workers' ranks into the head's.
         others = {} if self.config["executor"] == "ray" else {n.name: LogCursor() for n in self.config.nodes}
         others.pop(head.name, None)
+        others_due = 0.0  # their logs are read once a second, until each says its transport
         recent: deque[str] = deque(maxlen=20)
         recent_nccl: deque[str] = deque(maxlen=10)
         nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
@@ -401,8 +402,17 @@ class Launch:
                 recent.append(line)
                 if line.startswith(SERVE_EXIT):
                     exited = line.removeprefix("spark-tui: ").strip()
-            for name, other in others.items():
-                watch.parser(name).feed_lines(other.fresh(await self._logs(name, **other.read_args("all"))))
+            nonlocal others_due
+            if others and now >= others_due:
+                others_due = now + 1.0
+
+                async def read(name: str, other: LogCursor) -> None:
+                    watch.parser(name).feed_lines(
+                        other.fresh(await self._logs(name, **other.read_args("all")))
+                    )
+
+                unknown = {n: c for n, c in others.items() if watch.parser(n).summary.transport is None}
+                await asyncio.gather(*(read(n, c) for n, c in unknown.items()))
             for net in watch.changed():  # a transport the moment a node's lines show it
                 self.emit(NcclNet(net.node, net.level, net.text()))
             s, v = nccl.summary, vllm_p.summary

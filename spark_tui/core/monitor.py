@@ -46,7 +46,7 @@ class NodeView:
     foreign: set[str] = field(default_factory=set)  # containers not of this cluster
 
     def own_containers(self, cluster: str) -> list[ContainerState]:
-        return [c for c in self.snapshot.containers if c.labels.get(labels.CLUSTER) == cluster]
+        return [c for c in self.snapshot.containers if c.cluster == cluster]
 
     @property
     def memory_fraction(self) -> float | None:
@@ -131,9 +131,7 @@ class Monitor:
             logs = {n: state.parser.summary for n, state in self._nccl.items()}
             view.nccl_net = per_node(self.config, logs, list(self._snaps.values())).get(name)
         view.drifted = self.drift_marks(name, snap)
-        view.foreign = {
-            c.name for c in snap.containers if c.labels.get(labels.CLUSTER) != self.config["name"]
-        }
+        view.foreign = {c.name for c in snap.containers if c.cluster != self.config["name"]}
         return view
 
     def _series(self, name: str) -> dict[str, list[float]]:
@@ -169,7 +167,7 @@ class Monitor:
         if spec is None:
             return marks
         for c in snap.containers:
-            if c.name != spec.name or c.labels.get(labels.CLUSTER) not in (
+            if c.name != spec.name or c.cluster not in (
                 None,
                 self.config["name"],
             ):

@@ -15,6 +15,7 @@ import docker
 
 from spark_tui.core import engines
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
+from spark_tui.core.labels import CLUSTER as CLUSTER_LABEL
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.docker_text import looks_like_inference
 
@@ -91,6 +92,11 @@ class ContainerState:
     env: list[str] | None = None
     command: list[str] | None = None
     mounts: list[str] | None = None
+
+    @property
+    def cluster(self) -> str | None:
+        """The spark-tui cluster that started this container (its label), None for others'."""
+        return self.labels.get(CLUSTER_LABEL)
 
     @property
     def uptime(self) -> str:
@@ -235,7 +241,7 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
     return state
 
 
-async def snapshot(transport, node_cfg, own_label: str = "spark-tui.cluster") -> NodeSnapshot:
+async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeSnapshot:
     """One refresh of one node: the probe script, then Docker over the tunnel. Never raises."""
     snap = NodeSnapshot(node_cfg.name, False, taken_at=time.time())
     try:
