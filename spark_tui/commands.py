@@ -105,14 +105,7 @@ def cmd_diagnose(args) -> int:
     if len(inputs) == 1 and not os.path.isdir(args.files[0]):
         result = diagnose.analyse(inputs[0][1], args.kind)
     else:
-        result = (
-            diagnose.analyse_many(inputs)
-            if args.kind is None
-            else {
-                "inputs": [{"input": n, **diagnose.analyse(t, args.kind)} for n, t in inputs],
-                "across": [],
-            }
-        )
+        result = diagnose.analyse_many(inputs, args.kind)
     if args.json:
         _print_json(result)
     else:

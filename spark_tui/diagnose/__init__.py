@@ -35,9 +35,9 @@ def analyse(text: str, kind: str | None = None) -> dict:
     return result
 
 
-def analyse_many(inputs: list[tuple[str, str]]) -> dict:
+def analyse_many(inputs: list[tuple[str, str]], kind: str | None = None) -> dict:
     """(name, text) pairs: one result per input, then what differs between them."""
-    results = [{"input": name, **analyse(text)} for name, text in inputs]
+    results = [{"input": name, **analyse(text, kind)} for name, text in inputs]
     return {"inputs": results, "across": across(results)}
 
 
