@@ -24,8 +24,9 @@ pytestmark = pytest.mark.cluster
 MODEL = "test/tiny-model"
 
 
-def config_for(cluster, count, tmp_path, caches: dict[str, Path] | None = None):
-    """The test cluster file; with `caches`, each node's own Hugging Face cache as its volume."""
+def config_for(cluster, count, tmp_path, caches: dict[str, Path] | None = None, environ=None):
+    """The test cluster file; with `caches`, each node's own Hugging Face cache as its volume;
+    `environ`: settings a test sets visibly (SPARK_TUI_...)."""
     path = Path(cluster.cluster_file(count, tmp_path / f"c{count}.yaml"))
     if caches:
         text = path.read_text()
@@ -35,7 +36,7 @@ def config_for(cluster, count, tmp_path, caches: dict[str, Path] | None = None):
                 f"  - name: {name}\n    volumes: ['{cache}:/root/.cache/huggingface']\n",
             )
         path.write_text(text)
-    return resolve(Inputs(cluster_file=str(path), user_config="", environ={}))
+    return resolve(Inputs(cluster_file=str(path), user_config="", environ=environ or {}))
 
 
 def run_sync(config, what="image", cancel_on=None, **kw):
@@ -135,8 +136,9 @@ def safetensors(n_floats: int) -> bytes:
 
 
 def write_model(cache: Path, shards: int = 3, floats: int = 300_000) -> Path:
-    """A Hugging Face cache entry as huggingface_hub lays it out: blobs named by hash, a snapshot of
-    symlinks, refs/main naming the revision, a safetensors index."""
+    """A Hugging Face cache entry as huggingface_hub lays it out: blobs named by hash (weights, kept
+    with git LFS, by their sha256; small files by git's blob sha1), a snapshot of symlinks,
+    refs/main naming the revision, a safetensors index."""
     repo = cache / "hub" / ("models--" + MODEL.replace("/", "--"))
     rev = "5f1b2c3d4e5f60718293a4b5c6d7e8f901234567"
     files = {"config.json": json.dumps({"architectures": ["Qwen3ForCausalLM"]}).encode()}
@@ -150,7 +152,10 @@ def write_model(cache: Path, shards: int = 3, floats: int = 300_000) -> Path:
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(rev)
     for name, data in files.items():
-        blob = hashlib.sha256(data).hexdigest()
+        if name.endswith(".safetensors"):
+            blob = hashlib.sha256(data).hexdigest()
+        else:
+            blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
         (repo / "blobs" / blob).write_bytes(data)
         (repo / "snapshots" / rev / name).symlink_to(f"../../blobs/{blob}")
     return repo / "snapshots" / rev
@@ -209,6 +214,39 @@ def test_truncated_and_missing_shards_are_named_then_a_resync_sends_only_those(c
     sent = {e.node: e.detail for e in got if isinstance(e, ev.Stage) and e.status == "progress"}
     assert sent == {b.name: f"1/1 MB from {a.name}", c.name: f"1/1 MB from {a.name}"}, sent
     assert all(r.status == "pass" for r in model_checks(config).values())
+
+
+def test_a_corrupt_file_of_full_length_is_caught_by_its_hash_and_resent(cluster, tmp_path):
+    caches = {n.name: tmp_path / f"hf-{n.name}" for n in cluster.nodes[:2]}
+    for cache in caches.values():
+        write_model(cache)
+    a, b = cluster.nodes[:2]
+    snap_b = next((caches[b.name] / "hub").glob("*/snapshots/*"))
+    shard = (snap_b / "model-00002-of-00003.safetensors").resolve()
+    with open(shard, "r+b") as f:  # one flipped byte among the weights: size and header still right
+        f.seek(1_000_000)
+        f.write(b"\x01")
+    config_json = (snap_b / "config.json").resolve()
+    config_json.write_text(config_json.read_text().replace("Qwen3", "Qwen4"))
+    # Sizes only (the default) cannot see it.
+    assert model_checks(config_for(cluster, 2, tmp_path, caches))[b.name].status == "pass"
+    hashing = config_for(cluster, 2, tmp_path, caches, {"SPARK_TUI_VERIFY_HASHES": "true"})
+    checks = model_checks(hashing)
+    assert (
+        checks[a.name].status == "pass"
+        and "5 file(s) hashed as their blob names say" in checks[a.name].message
+    )
+    assert checks[b.name].status == "fail"
+    assert "model-00002-of-00003.safetensors: sha256 is " in checks[b.name].message
+    assert f"its blob name says {shard.name[:12]}... (corrupt)" in checks[b.name].message
+    assert "config.json: git blob sha1 is " in checks[b.name].message
+    assert checks[b.name].fix == f"spark-tui sync model --from {a.name} --to {b.name} --verify-hashes"
+    ok, got = run_sync(hashing, "model")
+    assert ok, got
+    # Only the two corrupt files went (1.2 MB), and now every file hashes right.
+    sent = {e.node: e.detail for e in got if isinstance(e, ev.Stage) and e.status == "progress"}
+    assert sent == {b.name: f"1/1 MB from {a.name}"}, sent
+    assert model_checks(hashing)[b.name].status == "pass"
 
 
 def test_sync_command(cluster, tmp_path, run_cli):

@@ -4,7 +4,8 @@
 every shard `model.safetensors.index.json` names (or the single `model.safetensors`) is there,
 resolves (the snapshot holds symlinks into `blobs/`) and has the length its own safetensors
 header says and the length other nodes have; every node has the same revision. Sizes always;
-no hashing (a flag could add it: hashing 60 GB takes minutes per node).
+with `verify_hashes` also every file's content against its blob name (it reads all the weights:
+about a minute per 60 GB on a node, so it is asked for, not done by default).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Manifest:
     shards: list[str] | None = None
     files: dict[str, list] = field(default_factory=dict)  # rel -> [kind f/l/d, size, link, resolves]
     expected: dict[str, int] = field(default_factory=dict)  # rel -> length its header says (-1 unreadable)
+    bad: dict[str, list[str]] = field(default_factory=dict)  # blob rel -> [snapshot name, what is wrong]
+    hashed: int | None = None  # files hashed against their blob names; None: not asked
 
     def snapshot(self, name: str) -> str:
         return f"snapshots/{self.ref}/{name}"
@@ -72,12 +75,20 @@ MANIFEST_SCRIPT = (
 )
 
 
-async def manifest(nodes: Nodes, node: NodeConfig, model: str) -> Manifest:
+HASH_TIMEOUT = 3600.0  # seconds for hashing a node's copy (a 240 GB model at ~100 MB/s would not fit)
+
+
+async def manifest(nodes: Nodes, node: NodeConfig, model: str, hashes: bool = False) -> Manifest:
     directory = repo_dir(node, model)
+    transport = nodes.transports[node.name]
     try:
-        out = await nodes.transports[node.name].run_script(
-            MANIFEST_SCRIPT, (MANIFEST, directory), timeout=120
-        )
+        if hashes:  # minutes, not milliseconds: its own channel, not the persistent shell probes share
+            res = await transport.run(
+                ["python3", "-S", "-c", MANIFEST, directory, "hash"], timeout=HASH_TIMEOUT
+            )
+            out = res.stdout
+        else:
+            out = await transport.run_script(MANIFEST_SCRIPT, (MANIFEST, directory), timeout=120)
     except (TimeoutError, NodeError) as exc:
         return Manifest(node.name, directory, error=str(exc))
     try:
@@ -93,6 +104,8 @@ async def manifest(nodes: Nodes, node: NodeConfig, model: str) -> Manifest:
             shards=data["shards"],
             files=data["files"],
             expected=data["expected"],
+            bad=data["bad"],
+            hashed=data["hashed"] if hashes else None,
         )
     except (ValueError, KeyError, TypeError) as exc:
         # No JSON: python3 failed (its stderr stays on the node), or printed something else.
@@ -102,7 +115,8 @@ async def manifest(nodes: Nodes, node: NodeConfig, model: str) -> Manifest:
 async def manifests(config: Config, nodes: Nodes, names: list[str] | None = None) -> dict[str, Manifest]:
     model = config["model"] or ""
     chosen = [n for n in config.nodes if names is None or n.name in names]
-    found = await asyncio.gather(*(manifest(nodes, n, model) for n in chosen))
+    hashes = bool(config["verify_hashes"])
+    found = await asyncio.gather(*(manifest(nodes, n, model, hashes) for n in chosen))
     return {m.node: m for m in found}
 
 
@@ -140,6 +154,7 @@ def problems(m: Manifest, others: list[Manifest]) -> list[str]:
             bigger = [(n, s) for n, s in elsewhere if s and s > size]
             if bigger:
                 out.append(f"{shard} is {size} bytes, {bigger[0][1]} on {bigger[0][0]}")
+    out += [f"{name}: {what}" for name, what in m.bad.values()]
     refs = {o.ref for o in others if o.exists and o.ref}
     if refs and m.ref not in refs:
         out.append(f"revision {m.ref}, other nodes have {', '.join(sorted(refs))}")
@@ -159,12 +174,13 @@ def complete_rows(config: Config, found: dict[str, Manifest], add) -> None:
                 "model.complete",
                 name,
                 "pass",
-                f"{model}: config.json and {len(m.shards or [])} shard(s) complete, revision {(m.ref or '')[:12]}",
+                f"{model}: config.json and {len(m.shards or [])} shard(s) complete, revision {(m.ref or '')[:12]}"
+                + (f", {m.hashed} file(s) hashed as their blob names say" if m.hashed is not None else ""),
             )
             continue
         source = next((c for c in complete if c != name), None)
         fix = (
-            f"spark-tui sync model --from {source} --to {name}"
+            f"spark-tui sync model --from {source} --to {name}" + (" --verify-hashes" if m.bad else "")
             if source
             else f"download {model} again on {name} (huggingface-cli download {model})"
         )

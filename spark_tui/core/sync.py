@@ -261,11 +261,12 @@ async def _transfer(
 
 def _needed(src: Manifest, dst: Manifest) -> list[str]:
     """Paths under the entry the target lacks or holds differently (files by size, symlinks by
-    target); complete files are skipped, so a re-run resumes."""
+    target, and with `verify_hashes` files whose content is not what their blob name says);
+    complete files are skipped, so a re-run resumes."""
     out = []
     for rel, (kind, size, link, _) in sorted(src.files.items()):
         have = dst.files.get(rel)
-        if kind == "f" and (have is None or have[0] != "f" or have[1] != size):
+        if kind == "f" and (have is None or have[0] != "f" or have[1] != size or rel in dst.bad):
             out.append(rel)
         elif kind == "l" and (have is None or have[0] != "l" or have[2] != link):
             out.append(rel)

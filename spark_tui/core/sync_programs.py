@@ -89,7 +89,10 @@ class Fanout:
                 try:
                     sent = 0
                     while sent < count:
-                        sent += s.sendfile(f, offset=done + sent, count=count - sent)
+                        step = s.sendfile(f, offset=done + sent, count=count - sent)
+                        if not step:
+                            raise SystemExit(f"{f.name} shrank while being sent")
+                        sent += step
                 except OSError as exc:
                     print("FAIL", t, exc, file=sys.stderr, flush=True)
                     del self.socks[t]
@@ -150,40 +153,93 @@ fan.close()
 
 # Receiver of a model's files (SEND_FILES' stream), written under the directory argv[4]. Only
 # plain files, dirs and relative symlinks that stay inside the directory; each file written
-# under a temporary name and renamed when whole.
+# under a temporary name and renamed when whole. A file's bytes go socket -> pipe -> file with
+# os.splice (no pass through Python: on 2 cores that is a fifth more throughput); where splice
+# is missing (Python < 3.10) or refused by the filesystem, recv and write.
 RECEIVE_FILES = (
     ACCEPT
     + r"""
-import json, os
+import fcntl, json, os, socket, struct
 root = os.path.realpath(os.path.expanduser(sys.argv[4]))
 os.makedirs(root, exist_ok=True)
+# Blocking, with a receive timeout the kernel keeps (splice honours it too): a stalled sender ends us.
+conn.settimeout(None)
+conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 300, 0))
+sock, pending, buf = conn.fileno(), b"", bytearray(1 << 20)
+pipe = os.pipe() if hasattr(os, "splice") else None
+if pipe:
+    try:
+        fcntl.fcntl(pipe[1], getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except OSError:
+        pass
+def line():
+    global pending
+    while b"\n" not in pending:
+        more = conn.recv(1 << 16)
+        if not more:
+            return b""
+        pending += more
+    head, _, pending = pending.partition(b"\n")
+    return head
+def short(rel):
+    print("SHORT", rel, file=sys.stderr, flush=True)
+    raise SystemExit(1)
+def put(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+def copy(fd, left, rel):
+    global pending, pipe
+    head, pending = pending[:left], pending[left:]
+    put(fd, head)
+    left -= len(head)
+    while left and pipe:
+        try:
+            got = os.splice(sock, pipe[1], min(left, 1 << 20))
+        except OSError:
+            pipe = None
+            break
+        if not got:
+            short(rel)
+        left -= got
+        while got:
+            try:
+                got -= os.splice(pipe[0], fd, got)
+            except OSError:
+                while got:  # the filesystem refused splice: what the pipe holds, then recv
+                    data = os.read(pipe[0], got)
+                    put(fd, data)
+                    got -= len(data)
+                pipe = None
+    while left:
+        got = conn.recv_into(buf, min(len(buf), left))
+        if not got:
+            short(rel)
+        put(fd, memoryview(buf)[:got])
+        left -= got
 def inside(path):
     real = os.path.realpath(path)
     return real == root or real.startswith(root + os.sep)
-stream, buf, n = conn.makefile("rb", buffering=1 << 20), bytearray(1 << 20), 0
+n = 0
 while True:
-    line = stream.readline()
-    if not line:
+    head = line()
+    if not head:
         break
-    m = json.loads(line)
+    m = json.loads(head)
     rel, kind = m["p"], m["k"]
     dest = os.path.join(root, rel)
     ok = not os.path.isabs(rel) and ".." not in rel.split("/") and inside(os.path.dirname(dest))
     if kind == "l":
         ok = ok and not os.path.isabs(m["l"]) and inside(os.path.join(os.path.dirname(dest), m["l"]))
     if kind == "f":
-        left = m["s"]
         tmp = dest + ".spark-tui-part"
         if ok:
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-        with open(tmp if ok else os.devnull, "wb") as f:
-            while left:
-                got = stream.readinto(memoryview(buf)[: min(len(buf), left)])
-                if not got:
-                    print("SHORT", rel, file=sys.stderr, flush=True)
-                    raise SystemExit(1)
-                f.write(memoryview(buf)[:got])
-                left -= got
+        fd = os.open(tmp if ok else os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            copy(fd, m["s"], rel)
+        finally:
+            os.close(fd)
         if ok:
             os.replace(tmp, dest)
             n += 1
@@ -204,10 +260,13 @@ print("UNPACKED", n, file=sys.stderr, flush=True)
 """
 )
 
-# Everything under a model's cache entry: argv = the entry's directory. Prints JSON:
-# {"exists", "ref", "files": {rel: [kind, size, link, resolves]}, "shards": ...}. A safetensors
-# file's own header says how long the file must be (8 + header length + the last tensor's end):
-# a truncated shard is known on the node alone, without another node to compare with.
+# Everything under a model's cache entry: argv = the entry's directory, and `hash` to hash too.
+# Prints JSON: {"exists", "ref", "files": {rel: [kind, size, link, resolves]}, "shards", ...}. A
+# safetensors file's own header says how long the file must be (8 + header length + the last
+# tensor's end): a truncated shard is known on the node alone, without another node to compare
+# with. With `hash`, every blob the snapshot links to is hashed against its own name, as the Hugging
+# Face cache names blobs: 64 hex digits are the content's sha256 (weights, stored with LFS), 40
+# are git's blob hash, sha1 of "blob <size>\0" + content (small files such as config.json).
 MANIFEST = r"""
 import json, os, struct, sys
 root = os.path.expanduser(sys.argv[1])
@@ -251,5 +310,36 @@ try:
 except (OSError, ValueError, KeyError, TypeError, AttributeError):
     if os.path.lexists(os.path.join(snap, "model.safetensors")):
         out["shards"] = ["model.safetensors"]
+out["bad"], out["hashed"] = {}, 0
+if sys.argv[2:] == ["hash"] and os.path.isdir(snap):
+    import hashlib
+    buf = bytearray(4 << 20)
+    for base, dirs, files in os.walk(snap):
+        for name in sorted(files):
+            path = os.path.join(base, name)
+            blob = os.path.realpath(path)
+            digest = os.path.basename(blob)
+            if not os.path.isfile(blob) or len(digest) not in (40, 64):
+                continue
+            kind = "sha256" if len(digest) == 64 else "git blob sha1"
+            h = hashlib.sha256() if len(digest) == 64 else hashlib.sha1()
+            if len(digest) == 40:
+                h.update(b"blob %d\0" % os.path.getsize(blob))
+            try:
+                with open(blob, "rb", buffering=0) as f:
+                    while True:
+                        got = f.readinto(buf)
+                        if not got:
+                            break
+                        h.update(memoryview(buf)[:got])
+            except OSError as exc:
+                out["bad"][os.path.relpath(blob, root)] = [os.path.relpath(path, snap), f"unreadable: {exc}"]
+                continue
+            out["hashed"] += 1
+            if h.hexdigest() != digest:
+                out["bad"][os.path.relpath(blob, root)] = [
+                    os.path.relpath(path, snap),
+                    f"{kind} is {h.hexdigest()[:12]}..., its blob name says {digest[:12]}... (corrupt)",
+                ]
 print(json.dumps(out))
 """

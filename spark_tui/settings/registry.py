@@ -223,6 +223,13 @@ SETTINGS: tuple[Setting, ...] = (
         per_node=True,
     ),
     _s(
+        "verify_hashes",
+        k.Bool(),
+        False,
+        "check (model.complete) and sync model also hash the model's files against their blob names; "
+        "reads all the weights, about a minute per 60 GB.",
+    ),
+    _s(
         "min_free_disk",
         k.Size(),
         "50g",

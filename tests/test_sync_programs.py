@@ -1,0 +1,95 @@
+"""The model sync's node programs on this machine's python3, over loopback: the receiver moves a
+file's bytes socket -> pipe -> file with os.splice, and must give the same files where splice is
+missing (Python < 3.10) or refused by the filesystem part-way."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from spark_tui.core.sync_programs import RECEIVE_FILES, SEND_FILES
+
+TOKEN = "0123456789abcdef"
+
+# Prepended to the receiver: how it runs where os.splice does not exist.
+NO_SPLICE = "import os\ndel os.splice\n"
+# Prepended to the receiver: a filesystem that takes no splice into a file (socket -> pipe still
+# works, so the bytes already in the pipe must be written the plain way).
+FS_REFUSES = """import os, stat, errno
+_splice = os.splice
+def _refusing(src, dst, count, *rest):
+    if not stat.S_ISFIFO(os.fstat(dst).st_mode):
+        raise OSError(errno.EINVAL, "splice refused by this filesystem")
+    return _splice(src, dst, count, *rest)
+os.splice = _refusing
+"""
+
+
+def tree(root):
+    out = {}
+    for base, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(base, name)
+            rel = os.path.relpath(path, root)
+            out[rel] = ("link", os.readlink(path)) if os.path.islink(path) else open(path, "rb").read()
+    return out
+
+
+def copy(src, dest, prelude=""):
+    receiver = subprocess.Popen(
+        [sys.executable, "-c", prelude + RECEIVE_FILES, "127.0.0.1", TOKEN, "127.0.0.1", str(dest)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert receiver.stderr is not None
+    port = receiver.stderr.readline().split()[1]
+    paths = sorted(os.path.relpath(os.path.join(b, n), src) for b, ds, fs in os.walk(src) for n in ds + fs)
+    sender = subprocess.run(
+        [sys.executable, "-c", SEND_FILES, str(src), TOKEN, f"127.0.0.1:{port}"],
+        input=json.dumps(paths),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    err = receiver.stderr.read()
+    receiver.wait(timeout=60)
+    return sender, receiver.returncode, err
+
+
+@pytest.mark.parametrize("prelude", ["", NO_SPLICE, FS_REFUSES], ids=["splice", "no-splice", "fs-refuses"])
+def test_the_receiver_writes_the_same_files_with_or_without_splice(tmp_path, prelude):
+    src = tmp_path / "src"
+    (src / "blobs").mkdir(parents=True)
+    (src / "snapshots" / "r1").mkdir(parents=True)
+    big = os.urandom(3 * (1 << 20) + 12345)  # more than the pipe holds, not a multiple of it
+    (src / "blobs" / "big").write_bytes(big)
+    (src / "blobs" / "small").write_bytes(b'{"a": 1}\n')  # shorter than what one recv reads ahead
+    (src / "blobs" / "empty").write_bytes(b"")
+    (src / "snapshots" / "r1" / "model.safetensors").symlink_to("../../blobs/big")
+    sender, code, err = copy(src, tmp_path / "dest", prelude)
+    assert sender.returncode == 0 and code == 0, (sender.stderr, err)
+    assert "UNPACKED 3" in err
+    assert tree(tmp_path / "dest") == tree(src)
+
+
+def test_a_stream_cut_short_leaves_no_whole_looking_file(tmp_path):
+    import socket
+
+    dest = tmp_path / "dest"
+    receiver = subprocess.Popen(
+        [sys.executable, "-c", RECEIVE_FILES, "127.0.0.1", TOKEN, "127.0.0.1", str(dest)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert receiver.stderr is not None
+    port = int(receiver.stderr.readline().split()[1])
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(
+            TOKEN.encode() + b"\n" + json.dumps({"p": "blobs/x", "k": "f", "s": 5 << 20}).encode() + b"\n"
+        )
+        s.sendall(bytes(2 << 20))  # then the sender dies
+    err = receiver.stderr.read()
+    assert receiver.wait(timeout=30) == 1 and "SHORT blobs/x" in err
+    assert not (dest / "blobs" / "x").exists()
