@@ -331,7 +331,7 @@ def run(
         )
         from bench.sync import bench_sync
 
-        results["sync"] = bench_sync(cluster, 20 if quick else 200, 20 if quick else 1600)
+        results["sync"] = bench_sync(cluster, 20 if quick else 200, 20 if quick else 1600, 1 if quick else 3)
         results["startup"].update(
             cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes))))
         )
@@ -475,29 +475,9 @@ def run(
             ],
         )
     )
-    sy = results["sync"]
-    print(
-        table(
-            f"sync between two nodes (MB/s; raw TCP copy {sy['raw_tcp_mb_s']} MB/s is the ceiling)",
-            [
-                ["what", "sync", "manual, through this machine", "sync / manual", "sync / raw"],
-                [
-                    f"image ({sy['image_mb']} MB)",
-                    sy["image"]["sync_mb_s"],
-                    f"{sy['image']['manual_mb_s']} (docker save | ssh docker load)",
-                    sy["image"]["sync_over_manual"],
-                    sy["image"]["sync_over_raw"],
-                ],
-                [
-                    f"model ({sy['model']['model_mb']} MB)",
-                    sy["model"]["sync_mb_s"],
-                    f"{sy['model']['rsync_via_here_mb_s']} (rsync -e ssh, A -> here -> B)",
-                    sy["model"]["sync_over_rsync"],
-                    sy["model"]["sync_over_raw"],
-                ],
-            ],
-        )
-    )
+    from bench.sync import sync_table
+
+    print(table(*sync_table(results["sync"])))
     lg = results["logs_screen"]
     print(
         table(

@@ -79,16 +79,20 @@ def test_image_inspection_bench_smoke(cluster):
     assert node["first_ms"] > node["cached_ms"] > 0
 
 
-@pytest.mark.cluster
-def test_sync_bench_smoke(cluster):
-    from bench.sync import bench_sync
-
-    out = bench_sync(cluster, image_mb=4, model_mb=4)
-    assert out["raw_tcp_mb_s"] > 0 and out["image"]["sync_mb_s"] > 0 and out["model"]["sync_over_rsync"] > 0
-
-
 def test_pane_render_bench_smoke():
     from bench.cockpit import bench_pane_render
 
     out = bench_pane_render(2)
     assert out["with_plot_ms"] > out["text_ms"] > 0
+
+
+@pytest.mark.cluster
+def test_sync_bench_smoke(cluster):
+    from bench.sync import bench_sync, sync_table
+
+    out = bench_sync(cluster, image_mb=4, model_mb=4, rounds=1)
+    ways = ("image_sync", "image_manual", "image_docker_pipe", "model_sync", "model_rsync_via_here")
+    assert all(out[w]["mb_s"] > 0 for w in ways + ("raw_copy", "raw_link"))
+    assert 4 < out["model_mb"] < 5 and out["ratios"]["model_sync_over_raw_link"] > 0
+    title, rows = sync_table(out)
+    assert "median of 1" in title and len(rows) == 4 and all(len(r) == 6 for r in rows)
