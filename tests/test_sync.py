@@ -6,6 +6,7 @@ directory here, set visibly per node in the cluster file (`volumes:`)."""
 import asyncio
 import hashlib
 import json
+import re
 import struct
 import time
 from pathlib import Path
@@ -88,18 +89,37 @@ def test_image_missing_on_one_node_and_different_on_another_is_synced_and_verifi
     assert ok and all("skipped" in e.detail for e in got if isinstance(e, ev.Stage))
 
 
+def argv_of_every_process() -> list[list[bytes]]:
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            out.append((proc / "cmdline").read_bytes().split(b"\0"))
+        except OSError:
+            pass
+    return out
+
+
 def test_interrupted_image_sync_leaves_no_image_and_simply_runs_again(cluster, tmp_path):
     head, target = cluster.nodes[:2]
     cluster.delete_image(target)
     cluster.rate_limit(target, "8mbit")  # a few seconds for the image: time to interrupt mid-way
+    seen: list[list[bytes]] = []
+
+    def mid_way(e) -> bool:
+        if isinstance(e, ev.Stage) and e.status == "progress" and (e.fraction or 0) > 0.1:
+            seen.extend(argv_of_every_process())
+            return True
+        return False
+
     try:
-        result, got = run_sync(
-            config_for(cluster, 2, tmp_path),
-            cancel_on=lambda e: (
-                isinstance(e, ev.Stage) and e.status == "progress" and (e.fraction or 0) > 0.1
-            ),
-        )
+        result, got = run_sync(config_for(cluster, 2, tmp_path), cancel_on=mid_way)
         assert result is None  # cancelled mid-way
+        # Mid-copy, the receiver and the sender run with the sync's id in argv, never its token
+        # (32 hex digits): `ps` on a node would show it to every user there.
+        programs = [b" ".join(a) for a in seen if any(x.startswith(b"spark-tui-sync-") for x in a)]
+        assert len(programs) >= 2, programs
+        near = [b" ".join(a) for a in seen if b"spark-tui-sync-" in b" ".join(a)]  # shells too
+        assert not [a for a in near if re.search(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", a)]
         time.sleep(1)
         assert layers(cluster, target) is None  # docker load tagged nothing
         # Neither the receiver nor the sender outlives the cancel (their program text is in argv).

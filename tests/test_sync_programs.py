@@ -12,6 +12,7 @@ import pytest
 from spark_tui.core.sync_programs import RECEIVE_FILES, SEND_FILES
 
 TOKEN = "0123456789abcdef"
+SYNC_ID = "spark-tui-sync-test"
 
 # Prepended to the receiver: how it runs where os.splice does not exist.
 NO_SPLICE = "import os\ndel os.splice\n"
@@ -39,16 +40,19 @@ def tree(root):
 
 def copy(src, dest, prelude=""):
     receiver = subprocess.Popen(
-        [sys.executable, "-c", prelude + RECEIVE_FILES, "127.0.0.1", TOKEN, "127.0.0.1", str(dest)],
+        [sys.executable, "-c", prelude + RECEIVE_FILES, "127.0.0.1", SYNC_ID, "127.0.0.1", str(dest)],
+        stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert receiver.stderr is not None
+    assert receiver.stdin is not None and receiver.stderr is not None
+    receiver.stdin.write(TOKEN + "\n")
+    receiver.stdin.close()
     port = receiver.stderr.readline().split()[1]
     paths = sorted(os.path.relpath(os.path.join(b, n), src) for b, ds, fs in os.walk(src) for n in ds + fs)
     sender = subprocess.run(
-        [sys.executable, "-c", SEND_FILES, str(src), TOKEN, f"127.0.0.1:{port}"],
-        input=json.dumps(paths),
+        [sys.executable, "-c", SEND_FILES, str(src), SYNC_ID, f"127.0.0.1:{port}"],
+        input=TOKEN + "\n" + json.dumps(paths),
         capture_output=True,
         text=True,
         timeout=60,
@@ -79,11 +83,14 @@ def test_a_stream_cut_short_leaves_no_whole_looking_file(tmp_path):
 
     dest = tmp_path / "dest"
     receiver = subprocess.Popen(
-        [sys.executable, "-c", RECEIVE_FILES, "127.0.0.1", TOKEN, "127.0.0.1", str(dest)],
+        [sys.executable, "-c", RECEIVE_FILES, "127.0.0.1", SYNC_ID, "127.0.0.1", str(dest)],
+        stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert receiver.stderr is not None
+    assert receiver.stdin is not None and receiver.stderr is not None
+    receiver.stdin.write(TOKEN + "\n")
+    receiver.stdin.close()
     port = int(receiver.stderr.readline().split()[1])
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(

@@ -26,8 +26,6 @@ from spark_tui.core.sync_programs import RECEIVE, RECEIVE_FILES, SEND_FILES, SEN
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[object], object]
-SAVE = 'dh=$1; img=$2; prog=$3; shift 3; docker -H "$dh" save "$img" | python3 -c "$prog" "$@"'
-LOAD = 'dh=$1; prog=$2; shift 2; python3 -c "$prog" "$@" | docker -H "$dh" load'
 PORT_WAIT = 30.0  # seconds for a receiver to say which port it listens on
 HEADER_BYTES = 200  # what SEND_FILES adds per entry (its JSON header line), about
 
@@ -37,11 +35,13 @@ class SyncError(Exception):
 
 
 class _Run:
-    """One sync: its events, its token and the remote programs to stop if it is cancelled."""
+    """One sync: its events, its token (the programs read it on stdin), its id (no secret: in the
+    programs' argv, for `pkill -f`) and the nodes where programs to stop on a cancel may run."""
 
     def __init__(self, config: Config, nodes: Nodes, emit: Emit, stage: StageName):
         self.config, self.nodes, self.emit, self.stage = config, nodes, emit, stage
         self.token = secrets.token_hex(16)
+        self.id = f"spark-tui-sync-{secrets.token_hex(4)}"
         self.t0 = time.monotonic()
         self.touched: set[str] = set()
 
@@ -67,17 +67,17 @@ class _Run:
 
     async def receiver(self, target: str, source: str, command: list[str], port: asyncio.Future):
         """Start the receiver on `target`: `command` with its program's arguments (bind address,
-        token, source address) appended at `{args}`."""
+        sync id, source address) at `{args}`; the token on its stdin."""
 
         def line(text: str) -> None:
             if text.startswith("PORT ") and not port.done():
                 port.set_result(int(text.split()[1]))
 
         self.touched.add(target)
-        args = [self.ip(target), self.token, self.ip(source)]
+        args = [self.ip(target), self.id, self.ip(source)]
         i = command.index("{args}")
         argv = command[:i] + args + command[i + 1 :]
-        return await self.nodes.transports[target].stream(argv, line)
+        return await self.nodes.transports[target].stream(argv, line, self.token + "\n")
 
     async def ports(self, waits: dict[str, asyncio.Future], tasks: dict[str, asyncio.Task]) -> dict[str, int]:
         out = {}
@@ -101,10 +101,10 @@ class _Run:
         return ok
 
     async def stop_remote(self) -> None:
-        """Best effort after a cancel: end what still runs with this sync's token."""
+        """Best effort after a cancel: end what still runs with this sync's id."""
         for name in self.touched:
             try:
-                await self.nodes.transports[name].run(["pkill", "-f", self.token], timeout=10)
+                await self.nodes.transports[name].run(["pkill", "-f", self.id], timeout=10)
             except (NodeError, TimeoutError, OSError):
                 pass
 
@@ -175,16 +175,8 @@ async def _sync_image(run: _Run, source: str | None, targets: list[str] | None) 
         run,
         source,
         todo,
-        lambda t: [
-            "sh",
-            "-c",
-            LOAD,
-            "sh",
-            f"unix://{config.node(t)['docker_socket']}",
-            RECEIVE,
-            "{args}",
-        ],
-        ["sh", "-c", SAVE, "sh", f"unix://{config.node(source)['docker_socket']}", image, SEND_STREAM],
+        lambda t: ["python3", "-c", RECEIVE, "{args}", f"unix://{config.node(t)['docker_socket']}"],
+        ["python3", "-c", SEND_STREAM, f"unix://{config.node(source)['docker_socket']}", image],
         size,
     )
     ok = True
@@ -211,8 +203,8 @@ async def _transfer(
     total: int,
     stdin: str = "",
 ) -> dict[str, object]:
-    """Receivers on the targets, then one sender on the source (`sender` + token + addresses):
-    per target its receiver's Result, or why it failed."""
+    """Receivers on the targets, then one sender on the source (`sender` + sync id + addresses;
+    on its stdin the token, then `stdin`): per target its receiver's Result, or why it failed."""
     waits = {t: asyncio.get_running_loop().create_future() for t in targets}
     tasks = {t: asyncio.ensure_future(run.receiver(t, source, receiver(t), waits[t])) for t in targets}
     try:
@@ -238,7 +230,9 @@ async def _transfer(
         run.touched.add(source)
         for t in targets:
             run.event(t, "started", f"from {source} over the data network")
-        sent = await run.nodes.transports[source].stream(sender + [run.token, *addr], progress, stdin)
+        sent = await run.nodes.transports[source].stream(
+            sender + [run.id, *addr], progress, run.token + "\n" + stdin
+        )
         out: dict[str, object] = {}
         for t in targets:
             res = await tasks[t]

@@ -3,19 +3,23 @@ and tar). The bytes go from the source node to the targets over the data network
 only starts the programs and reads their progress lines (stderr: `PORT n`, `SENT n`, `FAIL ...`).
 
 A receiver listens on its node's data address, accepts only a connection from the source's
-address that opens with the sync's random token, and writes what it receives to stdout (an
-image, piped into `docker load`, which tags nothing unless the whole stream arrived) or writes
-the files it carries (a model's cache entry: each file written under a temporary name and renamed when whole, so
+address that opens with the sync's random token, and hands what it receives to `docker load`
+(an image: it tags nothing unless the whole stream arrived) or writes the files it carries (a model's cache entry: each file written under a temporary name and renamed when whole, so
 an interrupted sync leaves no file that looks complete). One sender fans one stream out to
 every target.
+
+The token reaches every program on its stdin, never in argv (which any user of the node can
+read in `ps`); argv holds the sync's id instead, a name that is no secret, for `pkill -f`.
 """
 
 from __future__ import annotations
 
-# Accepts the source's connection: argv = bind address, token, source address; leaves `conn`.
+# Accepts the source's connection: argv = bind address, sync id, source address; stdin = the
+# token; leaves `conn`.
 ACCEPT = r"""
 import socket, sys
-ip, token, source = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
+ip, source = sys.argv[1], sys.argv[3]
+token = sys.stdin.readline().strip().encode()
 srv = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
 srv.bind((ip, 0))
 srv.listen(4)
@@ -37,24 +41,30 @@ while True:
 srv.close()
 """
 
-# Receiver of an image: writes the stream to stdout (piped into `docker load`).
+# Receiver of an image: argv[4] = the node's docker host; the stream goes into `docker load`.
 RECEIVE = (
     ACCEPT
     + r"""
-out, n = sys.stdout.buffer, 0
-while True:
-    block = conn.recv(1 << 20)
-    if not block:
-        break
-    out.write(block)
-    n += len(block)
-out.flush()
+import subprocess
+load, n = subprocess.Popen(["docker", "-H", sys.argv[4], "load"], stdin=subprocess.PIPE), 0
+try:
+    while True:
+        block = conn.recv(1 << 20)
+        if not block:
+            break
+        load.stdin.write(block)
+        n += len(block)
+    load.stdin.close()
+except OSError as exc:  # the connection cut, or docker load gone: nothing may be tagged
+    load.kill()
+    print("CUT", n, exc, file=sys.stderr, flush=True)
 print("RECEIVED", n, file=sys.stderr, flush=True)
+raise SystemExit(load.wait())
 """
 )
 
-# Sender: argv = token, HOST:PORT... ; the stream on stdin (docker save), or with SEND_FILES
-# prepended, a tar of the files listed on stdin (JSON) under a directory.
+# What the senders share: connecting to every target (HOST:PORT) with the token, sending one
+# stream to all of them, progress lines.
 FANOUT = r"""
 import socket, sys, time
 class Fanout:
@@ -113,28 +123,33 @@ class Fanout:
         print("DONE", self.sent, " ".join(self.socks), file=sys.stderr, flush=True)
 """
 
+# Sender of an image: argv = docker host, image, sync id, HOST:PORT...; stdin = the token.
 SEND_STREAM = (
     FANOUT
     + r"""
-fan = Fanout(sys.argv[1].encode(), sys.argv[2:])
-src = sys.stdin.buffer
+import subprocess
+fan = Fanout(sys.stdin.readline().strip().encode(), sys.argv[4:])
+save = subprocess.Popen(["docker", "-H", sys.argv[1], "save", sys.argv[2]], stdout=subprocess.PIPE)
 while True:
-    block = src.read(1 << 20)
+    block = save.stdout.read(1 << 20)
     if not block:
         break
     fan.write(block)
+if save.wait() != 0:  # the targets see a stream cut short, which docker load refuses
+    raise SystemExit(f"docker save {sys.argv[2]} failed")
 fan.close()
 """
 )
 
-# argv = directory, token, HOST:PORT... ; stdin = JSON list of paths relative to the directory.
+# Sender of files: argv = directory, sync id, HOST:PORT...; stdin = the token, then a JSON list of
+# paths relative to the directory.
 # Each entry goes as one JSON header line ({"p": path, "k": f|l|d, "s": size, "l": link}) and,
 # for a file, its bytes.
 SEND_FILES = (
     FANOUT
     + r"""
 import json, os
-fan = Fanout(sys.argv[2].encode(), sys.argv[3:])
+fan = Fanout(sys.stdin.readline().strip().encode(), sys.argv[3:])
 root = os.path.expanduser(sys.argv[1])
 for rel in json.load(sys.stdin):
     path = os.path.join(root, rel)
