@@ -1,12 +1,13 @@
-"""Programs `sync` runs on the nodes (python3 -c, as DGX OS ships Python 3; the rest is sh, docker
-and tar). The bytes go from the source node to the targets over the data network; this machine
+"""Programs `sync` runs on the nodes (python3 -c, as DGX OS ships Python 3; they start `docker save`
+and `docker load` themselves). The bytes go from the source node to the targets over the data network; this machine
 only starts the programs and reads their progress lines (stderr: `PORT n`, `SENT n`, `FAIL ...`).
 
 A receiver listens on its node's data address, accepts only a connection from the source's
 address that opens with the sync's random token, and hands what it receives to `docker load`
-(an image: it tags nothing unless the whole stream arrived) or writes the files it carries (a model's cache entry: each file written under a temporary name and renamed when whole, so
-an interrupted sync leaves no file that looks complete). One sender fans one stream out to
-every target.
+(an image: it tags nothing unless the whole stream arrived) or writes the files it carries (a
+model's cache entry: each file written under a temporary name and renamed when whole, so an
+interrupted sync leaves no file that looks complete). One sender fans one stream out to every
+target.
 
 The token reaches every program on its stdin, never in argv (which any user of the node can
 read in `ps`); argv holds the sync's id instead, a name that is no secret, for `pkill -f`.
@@ -169,8 +170,8 @@ fan.close()
 # Receiver of a model's files (SEND_FILES' stream), written under the directory argv[4]. Only
 # plain files, dirs and relative symlinks that stay inside the directory; each file written
 # under a temporary name and renamed when whole. A file's bytes go socket -> pipe -> file with
-# os.splice (no pass through Python: on 2 cores that is a fifth more throughput); where splice
-# is missing (Python < 3.10) or refused by the filesystem, recv and write.
+# os.splice (no pass through Python: on the 2-core test machine the copy took half the time of
+# recv and write); where splice is missing (Python < 3.10) or refused by the filesystem, recv and write.
 RECEIVE_FILES = (
     ACCEPT
     + r"""
