@@ -145,6 +145,27 @@ def test_sync_stops_when_the_source_cannot_reach_a_target(cluster, tmp_path):
     assert "never through this machine" in failed[0].cause and layers(cluster, target) is None
 
 
+def test_a_sender_that_cannot_connect_is_named_at_once_and_leaves_no_receiver(cluster, tmp_path):
+    """The target answers ping but refuses TCP from the source (a host firewall): the failure
+    comes in seconds, not after the receivers' two-minute accept timeout, and nothing stays."""
+    head, target = cluster.nodes[:2]
+    cluster.delete_image(target)
+    rule = ["OUTPUT", "-p", "tcp", "-d", target.ip, "-j", "REJECT", "--reject-with", "tcp-reset"]
+    tc.run(["ip", "netns", "exec", head.netns, "iptables", "-I", *rule])
+    try:
+        start = time.monotonic()
+        ok, got = run_sync(config_for(cluster, 2, tmp_path))
+        took = time.monotonic() - start
+    finally:
+        tc.run(["ip", "netns", "exec", head.netns, "iptables", "-D", *rule])
+    failed = [e for e in got if isinstance(e, ev.Stage) and e.status == "failed"]
+    assert not ok and took < 15, (took, got)
+    assert failed[0].node == target.name and f"the sender on {head.name} failed: " in failed[0].detail
+    assert "Connection refused" in failed[0].detail
+    assert tc.run(["pgrep", "-f", "spark-tui-sync-"], check=False).returncode == 1
+    assert layers(cluster, target) is None
+
+
 # --- models ------------------------------------------------------------------------------
 
 

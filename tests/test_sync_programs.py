@@ -51,8 +51,8 @@ def copy(src, dest, prelude=""):
     port = receiver.stderr.readline().split()[1]
     paths = sorted(os.path.relpath(os.path.join(b, n), src) for b, ds, fs in os.walk(src) for n in ds + fs)
     sender = subprocess.run(
-        [sys.executable, "-c", SEND_FILES, str(src), SYNC_ID, f"127.0.0.1:{port}"],
-        input=TOKEN + "\n" + json.dumps(paths),
+        [sys.executable, "-c", SEND_FILES, str(src), SYNC_ID],
+        input=f"{TOKEN}\n127.0.0.1:{port}\n{json.dumps(paths)}",
         capture_output=True,
         text=True,
         timeout=60,

@@ -9,6 +9,7 @@ quoted with shlex for the remote shell.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import shlex
@@ -16,7 +17,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -62,9 +63,13 @@ class Transport(Protocol):
         self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30
     ) -> str: ...
 
-    async def stream(self, argv: list[str], on_err_line: Callable[[str], object], stdin: str = "") -> Result:
+    async def stream(
+        self, argv: list[str], on_err_line: Callable[[str], object], stdin: str | Awaitable[str] = ""
+    ) -> Result:
         """Run a long command, handing each line of its stderr to `on_err_line` as it comes
-        (progress); stdout is collected. Cancelling the call closes the command's session."""
+        (progress); stdout is collected. `stdin` is written, then closed; given as an awaitable it
+        is written when it is ready, so the command can start before its input is known.
+        Cancelling the call closes the command's session."""
         ...
 
     async def docker_url(self) -> str: ...
@@ -74,6 +79,10 @@ class Transport(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+async def _input(stdin: str | Awaitable[str]) -> str:
+    return stdin if isinstance(stdin, str) else await stdin
 
 
 class LocalTransport:
@@ -109,7 +118,9 @@ class LocalTransport:
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         return (await self.run(["sh", "-c", script, "sh", *args], timeout=timeout)).stdout
 
-    async def stream(self, argv: list[str], on_err_line: Callable[[str], object], stdin: str = "") -> Result:
+    async def stream(
+        self, argv: list[str], on_err_line: Callable[[str], object], stdin: str | Awaitable[str] = ""
+    ) -> Result:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
@@ -117,8 +128,17 @@ class LocalTransport:
             stderr=asyncio.subprocess.PIPE,
         )
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        proc.stdin.write(stdin.encode())
-        proc.stdin.close()
+        pipe = proc.stdin
+
+        async def feed() -> None:
+            try:
+                data = (await _input(stdin)).encode()
+                with contextlib.suppress(OSError):  # the command has ended
+                    pipe.write(data)
+            finally:
+                pipe.close()
+
+        feeder = asyncio.ensure_future(feed())
         try:
             out_task = asyncio.ensure_future(proc.stdout.read())
             err = []
@@ -131,6 +151,8 @@ class LocalTransport:
         except asyncio.CancelledError:
             proc.kill()
             raise
+        finally:
+            feeder.cancel()
         return Result(out.decode(errors="replace"), "\n".join(err[-50:]), code)
 
     async def docker_url(self) -> str:
@@ -285,13 +307,24 @@ class SshTransport:
             _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
         )
 
-    async def stream(self, argv: list[str], on_err_line: Callable[[str], object], stdin: str = "") -> Result:
+    async def stream(
+        self, argv: list[str], on_err_line: Callable[[str], object], stdin: str | Awaitable[str] = ""
+    ) -> Result:
         await self.connect()
         async with self._sessions:
             try:
                 proc = await self.live().create_process(shlex.join(argv))
-                proc.stdin.write(stdin)
-                proc.stdin.write_eof()
+
+                async def feed() -> None:
+                    try:
+                        data = await _input(stdin)
+                        with contextlib.suppress(OSError, asyncssh.Error):  # the session has ended
+                            proc.stdin.write(data)
+                    finally:
+                        with contextlib.suppress(OSError, asyncssh.Error):
+                            proc.stdin.write_eof()
+
+                feeder = asyncio.ensure_future(feed())
                 out_task = asyncio.ensure_future(proc.stdout.read())
                 err = []
                 try:
@@ -302,6 +335,7 @@ class SshTransport:
                     out = await out_task
                     await proc.wait_closed()
                 finally:
+                    feeder.cancel()
                     proc.close()  # a cancelled call closes the session (the command sees its end)
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()

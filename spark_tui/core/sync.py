@@ -27,6 +27,7 @@ from spark_tui.settings.resolve import Config
 
 Emit = Callable[[object], object]
 PORT_WAIT = 30.0  # seconds for a receiver to say which port it listens on
+RECEIVER_GRACE = 3.0  # seconds receivers get to end after their sender failed
 HEADER_BYTES = 200  # what SEND_FILES adds per entry (its JSON header line), about
 
 
@@ -203,39 +204,53 @@ async def _transfer(
     total: int,
     stdin: str = "",
 ) -> dict[str, object]:
-    """Receivers on the targets, then one sender on the source (`sender` + sync id + addresses;
-    on its stdin the token, then `stdin`): per target its receiver's Result, or why it failed."""
-    waits = {t: asyncio.get_running_loop().create_future() for t in targets}
+    """Receivers on the targets and one sender on the source (`sender` + sync id), started
+    together: the sender learns the token and the receivers' addresses on its stdin once they
+    listen, then reads `stdin`. Per target its receiver's Result, or why it failed."""
+    loop = asyncio.get_running_loop()
+    waits = {t: loop.create_future() for t in targets}
     tasks = {t: asyncio.ensure_future(run.receiver(t, source, receiver(t), waits[t])) for t in targets}
+    failed: dict[str, str] = {}
+    addr: dict[str, str] = {}  # HOST:PORT -> target, once the receivers listen
+
+    def progress(text: str) -> None:
+        parts = text.split(maxsplit=2)
+        if parts[:1] == ["SENT"] and len(parts) > 1 and parts[1].isdigit():
+            sent = int(parts[1])
+            for t in targets:
+                if t not in failed:
+                    frac = min(1.0, sent / total) if total else None
+                    run.event(t, "progress", f"{sent / 1e6:,.0f}/{total / 1e6:,.0f} MB from {source}", frac)
+        elif parts[:1] == ["FAIL"] and len(parts) > 1 and parts[1] in addr:
+            failed[addr[parts[1]]] = f"connection from {source} lost: {parts[2] if len(parts) > 2 else ''}"
+
+    run.touched.add(source)
+    sender_input: asyncio.Future[str] = loop.create_future()
+    sending = asyncio.ensure_future(
+        run.nodes.transports[source].stream(sender + [run.id], progress, sender_input)
+    )
     try:
         ports = await run.ports(waits, tasks)
-        failed: dict[str, str] = {}
-        addr = {f"{run.ip(t)}:{p}": t for t, p in ports.items()}
-
-        def progress(text: str) -> None:
-            parts = text.split(maxsplit=2)
-            if parts[:1] == ["SENT"] and len(parts) > 1 and parts[1].isdigit():
-                sent = int(parts[1])
-                for t in targets:
-                    if t not in failed:
-                        frac = min(1.0, sent / total) if total else None
-                        run.event(
-                            t, "progress", f"{sent / 1e6:,.0f}/{total / 1e6:,.0f} MB from {source}", frac
-                        )
-            elif parts[:1] == ["FAIL"] and len(parts) > 1 and parts[1] in addr:
-                failed[addr[parts[1]]] = (
-                    f"connection from {source} lost: {parts[2] if len(parts) > 2 else ''}"
-                )
-
-        run.touched.add(source)
+        addr.update({f"{run.ip(t)}:{p}": t for t, p in ports.items()})
         for t in targets:
             run.event(t, "started", f"from {source} over the data network")
-        sent = await run.nodes.transports[source].stream(
-            sender + [run.id, *addr], progress, run.token + "\n" + stdin
-        )
+        sender_input.set_result(f"{run.token}\n{' '.join(addr)}\n{stdin}")
+        sent = await sending
+        if sent.exit_status != 0:
+            # A sender that ended before it connected leaves receivers waiting for it: end them.
+            _, waiting = await asyncio.wait(tasks.values(), timeout=RECEIVER_GRACE)
+            if waiting:
+                for task in waiting:
+                    task.cancel()
+                await asyncio.gather(*waiting, return_exceptions=True)
+                await run.stop_remote()
         out: dict[str, object] = {}
         for t in targets:
-            res = await tasks[t]
+            if tasks[t].cancelled():
+                why_ = sent.stderr.strip().splitlines()
+                out[t] = f"the sender on {source} failed: {why_[-1][:200] if why_ else 'no output'}"
+                continue
+            res = tasks[t].result()
             if t in failed:
                 out[t] = failed[t]
             elif res.exit_status != 0 or sent.exit_status != 0:
@@ -245,7 +260,7 @@ async def _transfer(
                 out[t] = res
         return out
     finally:
-        for task in tasks.values():
+        for task in [*tasks.values(), sending]:
             if not task.done():
                 task.cancel()
 

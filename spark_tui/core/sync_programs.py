@@ -124,13 +124,19 @@ class Fanout:
         print("DONE", self.sent, " ".join(self.socks), file=sys.stderr, flush=True)
 """
 
-# Sender of an image: argv = docker host, image, sync id, HOST:PORT...; stdin = the token.
+# Sender of an image: argv = docker host, image, sync id; stdin = the token, then the targets'
+# HOST:PORT on one line. `docker save` starts at once: Docker writes the whole image to a
+# temporary directory before its first byte, while the receivers start.
 SEND_STREAM = (
     FANOUT
     + r"""
 import subprocess
-fan = Fanout(sys.stdin.readline().strip().encode(), sys.argv[4:])
 save = subprocess.Popen(["docker", "-H", sys.argv[1], "save", sys.argv[2]], stdout=subprocess.PIPE)
+token, targets = sys.stdin.readline().strip().encode(), sys.stdin.readline().split()
+if not targets:  # the sync stopped before its receivers listened
+    save.kill()
+    raise SystemExit("no targets")
+fan = Fanout(token, targets)
 while True:
     block = save.stdout.read(1 << 20)
     if not block:
@@ -142,15 +148,18 @@ fan.close()
 """
 )
 
-# Sender of files: argv = directory, sync id, HOST:PORT...; stdin = the token, then a JSON list of
-# paths relative to the directory.
+# Sender of files: argv = directory, sync id; stdin = the token, the targets' HOST:PORT on one
+# line, then a JSON list of paths relative to the directory.
 # Each entry goes as one JSON header line ({"p": path, "k": f|l|d, "s": size, "l": link}) and,
 # for a file, its bytes.
 SEND_FILES = (
     FANOUT
     + r"""
 import json, os
-fan = Fanout(sys.stdin.readline().strip().encode(), sys.argv[3:])
+token, targets = sys.stdin.readline().strip().encode(), sys.stdin.readline().split()
+if not targets:  # the sync stopped before its receivers listened
+    raise SystemExit("no targets")
+fan = Fanout(token, targets)
 root = os.path.expanduser(sys.argv[1])
 for rel in json.load(sys.stdin):
     path = os.path.join(root, rel)
