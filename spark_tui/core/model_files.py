@@ -99,17 +99,37 @@ async def manifest(nodes: Nodes, node: NodeConfig, model: str, hashes: bool = Fa
             node.name,
             directory,
             exists=bool(data["exists"]),
-            ref=data["ref"],
+            ref=_typed(data["ref"], str, "ref", none=True),
             config=bool(data["config"]),
-            shards=data["shards"],
-            files=data["files"],
-            expected=data["expected"],
-            bad=data["bad"],
-            hashed=data["hashed"] if hashes else None,
+            shards=_typed(data["shards"], list, "shards", none=True),
+            files=_entries(data["files"], "files", (str, int, str, bool)),
+            expected={k: _typed(v, int, "expected") for k, v in _typed(data["expected"], dict, "").items()},
+            bad=_entries(data["bad"], "bad", (str, str)),
+            hashed=_typed(data["hashed"], int, "hashed") if hashes else None,
         )
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         # No JSON: python3 failed (its stderr stays on the node), or printed something else.
         return Manifest(node.name, directory, error=f"no manifest from python3 on {node.name}: {exc}")
+
+
+def _typed(value, kind: type, what: str, none: bool = False):
+    """`value` if it is a `kind` (what the node printed is input: checked before use)."""
+    if (value is None and none) or isinstance(value, kind):
+        return value
+    raise TypeError(f"{what}: {type(value).__name__} where {kind.__name__} was expected")
+
+
+def _entries(value, what: str, kinds: tuple[type, ...]) -> dict[str, list]:
+    """A mapping of path -> list of fields of `kinds`, as MANIFEST prints them."""
+    for rel, entry in _typed(value, dict, what).items():
+        if not (
+            isinstance(rel, str)
+            and isinstance(entry, list)
+            and len(entry) == len(kinds)
+            and all(isinstance(v, k) for v, k in zip(entry, kinds, strict=True))
+        ):
+            raise TypeError(f"{what}: {rel!r} is not a path with fields {[k.__name__ for k in kinds]}")
+    return value
 
 
 async def manifests(config: Config, nodes: Nodes, names: list[str] | None = None) -> dict[str, Manifest]:

@@ -313,7 +313,8 @@ async def _sync_model(run: _Run, source: str | None, targets: list[str] | None) 
         if need:
             plans[t] = need
         else:
-            run.event(t, "done", f"{model}: every file already complete, skipped", 1.0)
+            how = "hashed" if config["verify_hashes"] else "by size; --verify-hashes compares contents"
+            run.event(t, "done", f"{model}: every file already as on {source} ({how}), skipped", 1.0)
     if not plans:
         return True
     await run.check_paths(source, list(plans))
