@@ -71,8 +71,9 @@ class _Run:
         sync id, source address) at `{args}`; the token on its stdin."""
 
         def line(text: str) -> None:
-            if text.startswith("PORT ") and not port.done():
-                port.set_result(int(text.split()[1]))
+            parts = text.split()
+            if parts[:1] == ["PORT"] and len(parts) == 2 and parts[1].isdigit() and not port.done():
+                port.set_result(int(parts[1]))
 
         self.touched.add(target)
         args = [self.ip(target), self.id, self.ip(source)]
