@@ -16,6 +16,7 @@ import pytest
 from spark_tui.core import events as ev
 from spark_tui.core.check import run_checks
 from spark_tui.core.live import with_detected
+from spark_tui.core.model_files import manifests
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.sync import sync_image, sync_model
 from spark_tui.settings.resolve import Inputs, resolve
@@ -288,6 +289,38 @@ def test_a_corrupt_file_of_full_length_is_caught_by_its_hash_and_resent(cluster,
     sent = {e.node: e.detail for e in got if isinstance(e, ev.Stage) and e.status == "progress"}
     assert sent == {b.name: f"1/1 MB from {a.name}"}, sent
     assert model_checks(hashing)[b.name].status == "pass"
+
+
+def test_a_cancelled_hash_check_stops_reading_on_the_node(cluster, tmp_path):
+    """Cancelling a check (the wizard's Esc) closes the hashing session; the node stops reading
+    then, not after the rest of the weights (here a 30 GB sparse file: ~20 s of hashing)."""
+    node = cluster.nodes[0]
+    snapshot = write_model(tmp_path / "hf")
+    blob = snapshot.parent.parent / "blobs" / ("0" * 64)
+    with open(blob, "wb") as f:
+        f.truncate(30 << 30)
+    (snapshot / "big.bin").symlink_to(f"../../blobs/{blob.name}")  # hashed first (sorted)
+    config = config_for(cluster, 1, tmp_path, {node.name: tmp_path / "hf"}, {"SPARK_TUI_VERIFY_HASHES": "1"})
+
+    def hashing() -> bool:
+        return tc.run(["pgrep", "-f", f"{snapshot.parent.parent} hash"], check=False).returncode == 0
+
+    async def go():
+        async with Nodes(config) as nodes:
+            task = asyncio.ensure_future(manifests(config, nodes))
+            deadline = time.monotonic() + 10
+            while not hashing():
+                assert time.monotonic() < deadline and not task.done(), "hashing never started"
+                await asyncio.sleep(0.1)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            cancelled = time.monotonic()
+            while hashing() and time.monotonic() - cancelled < 10:
+                await asyncio.sleep(0.1)
+            return time.monotonic() - cancelled  # the connection is still open here
+
+    assert asyncio.run(go()) < 3
 
 
 def test_sync_command(cluster, tmp_path, run_cli):

@@ -109,9 +109,13 @@ class LocalTransport:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
-        out, err = await asyncio.wait_for(
-            proc.communicate(stdin.encode() if stdin is not None else None), timeout
-        )
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(stdin.encode() if stdin is not None else None), timeout
+            )
+        except (TimeoutError, asyncio.CancelledError):
+            proc.kill()  # as a closed SSH session ends its command
+            raise
         code = proc.returncode if proc.returncode is not None else 255
         return Result(out.decode(errors="replace"), err.decode(errors="replace"), code)
 
@@ -296,9 +300,7 @@ class SshTransport:
         async with self._sessions:
             try:
                 start = time.monotonic()
-                proc = await asyncio.wait_for(
-                    self.live().run(shlex.join(argv), input=stdin, check=False), timeout
-                )
+                proc = await asyncio.wait_for(self._run_once(shlex.join(argv), stdin), timeout)
                 self.rtt_ms = (time.monotonic() - start) * 1000
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()
@@ -306,6 +308,15 @@ class SshTransport:
         return Result(
             _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
         )
+
+    async def _run_once(self, command: str, stdin: str | None) -> asyncssh.SSHCompletedProcess:
+        proc = await self.live().create_process(command, input=stdin)
+        try:
+            return await proc.wait(check=False)
+        finally:
+            # On a timeout or a cancel too: asyncssh's own run() leaves the session open and the
+            # command running; closing it ends the command's stdin and stdout on the node.
+            proc.close()
 
     async def stream(
         self, argv: list[str], on_err_line: Callable[[str], object], stdin: str | Awaitable[str] = ""

@@ -251,7 +251,7 @@ async def _transfer(
                 why_ = sent.stderr.strip().splitlines()
                 out[t] = f"the sender on {source} failed: {why_[-1][:200] if why_ else 'no output'}"
                 continue
-            res = tasks[t].result()
+            res = await tasks[t]
             if t in failed:
                 out[t] = failed[t]
             elif res.exit_status != 0 or sent.exit_status != 0:

@@ -337,8 +337,12 @@ except (OSError, ValueError, KeyError, TypeError, AttributeError):
         out["shards"] = ["model.safetensors"]
 out["bad"], out["hashed"] = {}, 0
 if sys.argv[2:] == ["hash"] and os.path.isdir(snap):
-    import hashlib
+    import hashlib, select
     buf = bytearray(4 << 20)
+    # Whoever asked may have gone (a cancelled check closes the session): then stdout's reader is
+    # closed, poll says so, and we stop rather than read the rest of the weights for nobody.
+    watch = select.poll()
+    watch.register(1, select.POLLERR | select.POLLHUP)
     for base, dirs, files in os.walk(snap):
         for name in sorted(files):
             path = os.path.join(base, name)
@@ -357,6 +361,8 @@ if sys.argv[2:] == ["hash"] and os.path.isdir(snap):
                         if not got:
                             break
                         h.update(memoryview(buf)[:got])
+                        if watch.poll(0):
+                            raise SystemExit(1)
             except OSError as exc:
                 out["bad"][os.path.relpath(blob, root)] = [os.path.relpath(path, snap), f"unreadable: {exc}"]
                 continue
