@@ -331,7 +331,7 @@ def run(
         )
         from bench.sync import bench_sync
 
-        results["sync"] = bench_sync(cluster, 20 if quick else 200, 20 if quick else 1600, 1 if quick else 3)
+        results["sync"] = bench_sync(cluster, 20 if quick else 200, 20 if quick else 1600, 1 if quick else 5)
         results["startup"].update(
             cockpit.bench_first_frame(lambda build: build_cockpit(build, cluster, min(2, len(cluster.nodes))))
         )

@@ -5,8 +5,8 @@ bytes between the same two nodes (the model's blobs sent with sendfile; on B wri
 `nc -l > FILE` would, and dropped: the link alone). For the image also Docker's own ceiling:
 `docker save` on A piped straight into `docker load` on B on this machine, no network, no SSH.
 
-Every way is timed whole, as an operator would time it from this machine, `rounds` times
-interleaved, each after the machine's dirty pages are written out (`sync`): the 2-core test
+Every way is timed whole, as an operator would time it from this machine, `rounds` times (5 in
+bench.run) interleaved, each after the dirty pages are written out (`sync`): the 2-core test
 machine's page cache otherwise makes whichever copy comes after a big write look slow. Reported
 as the median MB/s (with the range) and ratios of medians."""
 
