@@ -38,7 +38,8 @@ def tree(root):
     return out
 
 
-def copy(src, dest, prelude=""):
+def receiving(dest, prelude=""):
+    """The receiver listening on loopback, given its token; returns it and its port."""
     receiver = subprocess.Popen(
         [sys.executable, "-c", prelude + RECEIVE_FILES, "127.0.0.1", SYNC_ID, "127.0.0.1", str(dest)],
         stdin=subprocess.PIPE,
@@ -48,7 +49,11 @@ def copy(src, dest, prelude=""):
     assert receiver.stdin is not None and receiver.stderr is not None
     receiver.stdin.write(TOKEN + "\n")
     receiver.stdin.close()
-    port = receiver.stderr.readline().split()[1]
+    return receiver, int(receiver.stderr.readline().split()[1])
+
+
+def copy(src, dest, prelude=""):
+    receiver, port = receiving(dest, prelude)
     paths = sorted(os.path.relpath(os.path.join(b, n), src) for b, ds, fs in os.walk(src) for n in ds + fs)
     sender = subprocess.run(
         [sys.executable, "-c", SEND_FILES, str(src), SYNC_ID],
@@ -82,16 +87,7 @@ def test_a_stream_cut_short_leaves_no_whole_looking_file(tmp_path):
     import socket
 
     dest = tmp_path / "dest"
-    receiver = subprocess.Popen(
-        [sys.executable, "-c", RECEIVE_FILES, "127.0.0.1", SYNC_ID, "127.0.0.1", str(dest)],
-        stdin=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert receiver.stdin is not None and receiver.stderr is not None
-    receiver.stdin.write(TOKEN + "\n")
-    receiver.stdin.close()
-    port = int(receiver.stderr.readline().split()[1])
+    receiver, port = receiving(dest)
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(
             TOKEN.encode() + b"\n" + json.dumps({"p": "blobs/x", "k": "f", "s": 5 << 20}).encode() + b"\n"
