@@ -103,7 +103,9 @@ async def manifest(nodes: Nodes, node: NodeConfig, model: str, hashes: bool = Fa
             config=bool(data["config"]),
             shards=_typed(data["shards"], list, "shards", none=True),
             files=_entries(data["files"], "files", (str, int, str, bool)),
-            expected={k: _typed(v, int, "expected") for k, v in _typed(data["expected"], dict, "").items()},
+            expected={
+                k: _typed(v, int, "expected") for k, v in _typed(data["expected"], dict, "expected").items()
+            },
             bad=_entries(data["bad"], "bad", (str, str)),
             hashed=_typed(data["hashed"], int, "hashed") if hashes else None,
         )

@@ -196,6 +196,12 @@ async def _sync_image(run: _Run, source: str | None, targets: list[str] | None) 
     return run.verdict(ok, f"{image} as {source} does")
 
 
+def _last_line(output: str) -> str:
+    """What a node program said last (its error, as a rule), shortened."""
+    lines = output.strip().splitlines()
+    return lines[-1][:200] if lines else "no output"
+
+
 async def _transfer(
     run: _Run,
     source: str,
@@ -248,15 +254,13 @@ async def _transfer(
         out: dict[str, object] = {}
         for t in targets:
             if tasks[t].cancelled():
-                why_ = sent.stderr.strip().splitlines()
-                out[t] = f"the sender on {source} failed: {why_[-1][:200] if why_ else 'no output'}"
+                out[t] = f"the sender on {source} failed: {_last_line(sent.stderr)}"
                 continue
             res = await tasks[t]
             if t in failed:
                 out[t] = failed[t]
             elif res.exit_status != 0 or sent.exit_status != 0:
-                why_ = (res.stderr or res.stdout or sent.stderr).strip().splitlines()
-                out[t] = f"copy to {t} failed: {why_[-1][:200] if why_ else 'no output'}"
+                out[t] = f"copy to {t} failed: {_last_line(res.stderr or res.stdout or sent.stderr)}"
             else:
                 out[t] = res
         return out
