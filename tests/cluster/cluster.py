@@ -23,11 +23,18 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
-ROOT = Path(os.environ.get("SPARK_TEST_CLUSTER_DIR") or Path(tempfile.gettempdir()) / "spark-tui-testcluster")
+# SPARK_TEST_CLUSTER_ID (0-7) lets several test runs share one machine, each with its own
+# bridge, subnet, namespaces and directory; 0, the default, is the names used so far.
+CLUSTER_ID = int(os.environ.get("SPARK_TEST_CLUSTER_ID") or 0)
+_SUFFIX = f"-{CLUSTER_ID}" if CLUSTER_ID else ""
+ROOT = Path(
+    os.environ.get("SPARK_TEST_CLUSTER_DIR") or Path(tempfile.gettempdir()) / f"spark-tui-testcluster{_SUFFIX}"
+)
 STATE = ROOT / "state.json"
-BRIDGE = "spttbr0"
-SUBNET = "10.231.0"
-NS_PREFIX = "sptnode"
+BRIDGE = f"spttbr{CLUSTER_ID}"
+SUBNET = f"10.231.{CLUSTER_ID}"
+NS_PREFIX = f"spt{CLUSTER_ID or ''}node"
+VETH_PREFIX = f"spt{CLUSTER_ID or ''}v"
 NETDEV = "enp1s0f1np1"
 MAX_NODES = 8
 
@@ -410,7 +417,8 @@ def up(count: int, root: Path = ROOT) -> Cluster:
     root.mkdir(parents=True)
     if not os.path.exists("/dev/infiniband"):
         os.mkdir("/dev/infiniband")  # an empty mount point on the host; each node mounts its own
-        (root / "created-dev-infiniband").touch()
+        if not CLUSTER_ID:  # other clusters' nodes may still have their mounts there
+            (root / "created-dev-infiniband").touch()
     run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / "client_key")])
     run(["ip", "link", "add", BRIDGE, "type", "bridge"])
     run(["ip", "addr", "add", f"{SUBNET}.1/24", "dev", BRIDGE])
@@ -437,7 +445,7 @@ def up(count: int, root: Path = ROOT) -> Cluster:
 def _make_node(index: int, root: Path) -> Node:
     name = f"spark-{index}"
     node = Node(
-        index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"sptv{index}", str(root / name)
+        index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"{VETH_PREFIX}{index}", str(root / name)
     )
     ndir = Path(node.dir)
     (ndir / "bin").mkdir(parents=True)
@@ -607,7 +615,7 @@ def down(root: Path = ROOT) -> None:
         time.sleep(0.02)
     for line in run(["ip", "-o", "link", "show"], check=False).stdout.splitlines():
         name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
-        if name.startswith("sptv"):
+        if name.startswith(VETH_PREFIX):
             run(["ip", "link", "del", name], check=False)
     run(["ip", "link", "del", BRIDGE], check=False)
     while (
