@@ -165,8 +165,9 @@ class SparkApp(App):
         ]
 
     def redact(self, line: str) -> str:
-        """Secrets never reach the screen or a saved log (the core's rule: core/redact.py)."""
-        return self.core.redact.mask(line)
+        """Secrets never reach the screen or a saved log (the core's rule: core/redact.py):
+        made inert first, so a secret split by an escape sequence is masked too."""
+        return self.core.redact.show(line)
 
     @work(exclusive=True, group="teardown")
     async def action_teardown(self) -> None:
