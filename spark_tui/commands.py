@@ -213,6 +213,7 @@ def cmd_plan(args) -> int:
     from spark_tui.core import plan
     from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines, with_detected
     from spark_tui.core.nodes import Nodes
+    from spark_tui.parsers.text import inert
 
     async def main():
         config = load_config(args)
@@ -244,7 +245,8 @@ def cmd_plan(args) -> int:
     else:
         for line in detected_lines(config):
             print(line, file=sys.stderr)
-        print(plan.as_text(specs, config, entrypoints))
+        # Detected values (interface names, $HOME) are the nodes' words: inert on the terminal.
+        print("\n".join(inert(line) for line in plan.as_text(specs, config, entrypoints).splitlines()))
     for line in problems:
         print(f"warning: {line}", file=sys.stderr)
     return 1 if problems else 0

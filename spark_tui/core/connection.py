@@ -26,6 +26,7 @@ import asyncssh
 from spark_tui.core import engines
 from spark_tui.core.backoff import reconnect_delay
 from spark_tui.core.errors import HostKeyError, NodeError
+from spark_tui.parsers.text import inert
 from spark_tui.settings.resolve import NodeConfig
 
 PREFERRED_CIPHERS = [
@@ -482,7 +483,8 @@ def _reason(exc: BaseException) -> str:
         return os.strerror(exc.errno)  # "Connection refused", not asyncio's "Connect call failed (...)"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
-    return str(exc) or type(exc).__name__
+    # asyncssh's text is the peer's (a DISCONNECT's description): inert, whoever prints it.
+    return inert(str(exc)) or type(exc).__name__
 
 
 def transport_for(node: NodeConfig) -> Transport:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import docker
 import requests
 
+from spark_tui.parsers.text import inert
+
 
 class NodeError(Exception):
     """A node-level failure: which node, and why, in words fit for the operator."""
 
     def __init__(self, node: str, reason: str):
+        # Reasons quote what a node or any host answering its address sent (an SSH disconnect
+        # text arrives before any host key check): inert here, once, for every place that prints it.
+        reason = inert(reason)
         super().__init__(f"{node}: {reason}")
         self.node = node
         self.reason = reason
@@ -25,4 +30,4 @@ ENGINE_ERRORS = (NodeError, docker.errors.DockerException, requests.exceptions.R
 
 def why(exc: BaseException) -> str:
     """The reason alone, without the node name a NodeError starts with."""
-    return exc.reason if isinstance(exc, NodeError) else str(exc)
+    return exc.reason if isinstance(exc, NodeError) else inert(str(exc))

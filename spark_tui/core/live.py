@@ -16,6 +16,7 @@ import docker
 from spark_tui.core.errors import ENGINE_ERRORS
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
+from spark_tui.parsers.text import inert
 from spark_tui.settings.resolve import Config, redetect
 
 # Resolves the configuration again with the detected layer (default: the same inputs plus it).
@@ -35,23 +36,26 @@ async def with_detected(
 
 
 def detected_lines(config: Config) -> list[str]:
-    """One line per detected value, with the node's evidence (for stderr of plan and up)."""
+    """One line per detected value, with the node's evidence (for stderr of plan and up); the
+    values are the node's words (interface names, $HOME), made inert."""
     lines = []
     for node in config.nodes:
         if node.home and not node.local:
-            lines.append(f"detected {node.name}.home = {node.home} ({node.home_source})")
+            lines.append(inert(f"detected {node.name}.home = {node.home} ({node.home_source})"))
         for key in ("netdev", "hca"):
             value = node.values[key]
             if value.source.layer == "detected":
                 lines.append(
-                    f"detected {node.name}.{key} = {value.setting.kind.show(value.value)} ({value.source.location})"
+                    inert(
+                        f"detected {node.name}.{key} = {value.setting.kind.show(value.value)} ({value.source.location})"
+                    )
                 )
     return lines
 
 
 def unreachable_lines(snaps: list[NodeSnapshot]) -> list[str]:
     return [
-        f"{s.node}: not reachable ({s.error}); its detected values and ~ are unknown"
+        f"{s.node}: not reachable ({inert(s.error or '')}); its detected values and ~ are unknown"
         for s in snaps
         if not s.reachable
     ]

@@ -18,6 +18,7 @@ from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.core.labels import CLUSTER as CLUSTER_LABEL
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.docker_text import looks_like_inference
+from spark_tui.parsers.text import inert
 
 GPU_FIELDS = [
     "index",
@@ -169,9 +170,11 @@ def split_sections(text: str) -> dict[str, str]:
 
 def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[HostInfo, dict, list, GpuState]:
     sec = split_sections(text)
-    uname = sec.get("uname", "").split()
+    uname = inert(sec.get("uname", "")).split()
     host = HostInfo(
-        sec.get("hostname", "").strip(), uname[1] if len(uname) > 1 else "", uname[0] if uname else ""
+        inert(sec.get("hostname", "").strip()),
+        uname[1] if len(uname) > 1 else "",
+        uname[0] if uname else "",
     )
     host.infiniband_dir = sec.get("ibdir", "").strip() == "yes"
     host.memory = gpu.parse_meminfo(sec.get("meminfo", ""))
@@ -217,7 +220,7 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
     for r in rows:
         g = gpu.Gpu(
             int(r["index"] or 0),
-            str(r["name"]),
+            inert(str(r["name"])),
             r["temperature.gpu"],
             r["power.draw"],
             None,
@@ -260,10 +263,10 @@ async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeS
     try:
         url = await transport.docker_url()
         info, containers = await asyncio.to_thread(_docker_state, url, own_label)
-        snap.host.docker_version = info.get("ServerVersion")
-        snap.host.storage_driver = info.get("Driver")
-        snap.host.snapshotter = next(
-            (v for k, v in info.get("DriverStatus") or [] if k == "driver-type"), None
+        snap.host.docker_version = _inert_or_none(info.get("ServerVersion"))
+        snap.host.storage_driver = _inert_or_none(info.get("Driver"))
+        snap.host.snapshotter = _inert_or_none(
+            next((v for k, v in info.get("DriverStatus") or [] if k == "driver-type"), None)
         )
         snap.containers = containers
     except NodeError as exc:
@@ -271,6 +274,11 @@ async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeS
     except ENGINE_ERRORS as exc:
         snap.docker_error = f"docker engine at {node_cfg['docker_socket']} unreachable: {_short(exc)}"
     return snap
+
+
+def _inert_or_none(value) -> str | None:
+    """An engine's free-text field, fit to print (None when absent)."""
+    return None if value is None else inert(str(value))
 
 
 def _short(exc: Exception) -> str:
@@ -283,7 +291,7 @@ def _short(exc: Exception) -> str:
     ):
         if hint in text:
             return hint
-    return text[:160]
+    return inert(text[:160])
 
 
 def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]:

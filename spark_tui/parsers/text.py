@@ -9,7 +9,9 @@ import re
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\[\d{1,3}(?:;\d{1,3})*m"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
+# C0 controls but tab and newline, DEL, and every C1 control (U+0080-U+009F: 8-bit CSI, OSC,
+# DCS, ST and the rest, which some terminals act on as their ESC-x forms).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def strip_ansi(line: str) -> str:

@@ -188,6 +188,8 @@ class LogView(Vertical):
         return None
 
     def set_source_state(self, key: str, state: str) -> None:
+        """A source's state; its detail quotes the node (a disconnect reason): shown inert."""
+        state = inert(state)
         self.sources[key] = state
         t = Text()
         for k, s in sorted(self.sources.items()):

@@ -54,15 +54,15 @@ def interfaces_text(view: NodeView) -> Text:
             continue
         style = "bold reverse" if iface.is_data else ""
         t.append(("*" if iface.is_data else " ") + f"{inert(iface.name):<14}", style=style)
-        t.append(f" {iface.state:<4}", style="green" if iface.state == "UP" else "red")
+        t.append(f" {inert(iface.state):<4}", style="green" if iface.state == "UP" else "red")
         t.append(f" {iface.mtu or '?':<5}")
         # The RoCE device in green when its port is up, red otherwise.
-        roce = iface.roce_device or "-"
+        roce = inert(iface.roce_device or "-")
         t.append(
             f" {roce:<13}",
             style=("green" if iface.roce_state == "Up" else "red") if iface.roce_device else "dim",
         )
-        t.append(f" {' '.join(iface.ipv4) or '-'}\n")
+        t.append(f" {inert(' '.join(iface.ipv4)) or '-'}\n")
     if not t.plain:
         t.append("no interfaces reported", style="dim")
     t.rstrip()
@@ -76,7 +76,7 @@ def gpu_text(view: NodeView) -> Text:
         t.append(f"GPU: {inert(g.reason)}", style="bold red")  # a state to act on, not an absence
         return t
     if g is None or not g.present:
-        t.append(f"GPU: none ({g.reason if g else 'not probed'})", style="dim")
+        t.append(f"GPU: none ({inert(g.reason) if g else 'not probed'})", style="dim")
         return t
     frac = view.memory_fraction
     for card in g.gpus:
@@ -127,9 +127,9 @@ def containers_text(view: NodeView) -> Text:
         state_style = (
             "green" if c.state == "running" else "yellow" if c.state in ("created", "restarting") else "red"
         )
-        t.append(c.state, style=state_style)
+        t.append(inert(c.state), style=state_style)
         if c.health:
-            t.append(f" ({c.health})")
+            t.append(f" ({inert(c.health)})")
         t.append(f" {c.uptime}")
         t.append(f" {inert(c.image_ref)}", style="dim")
         t.append(
