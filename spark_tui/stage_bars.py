@@ -22,10 +22,12 @@ class StageBars:
         `show`: masks and makes inert what came from a node (a stage's detail)."""
         self.line_of = line_of
         self.show = show
+        # markup=False: a detail quotes the node (`[/x]` would raise MarkupError, `[link=...]`
+        # would become a hyperlink); the columns show it as it reads.
         self.progress = Progress(
-            TextColumn("{task.fields[node]:<10} {task.fields[stage]:<10}"),
+            TextColumn("{task.fields[node]:<10} {task.fields[stage]:<10}", markup=False),
             BarColumn(bar_width=30),
-            TextColumn("{task.fields[status]:<8} {task.fields[detail]}"),
+            TextColumn("{task.fields[status]:<8} {task.fields[detail]}", markup=False),
             TimeElapsedColumn(),
             console=console,
             transient=False,
