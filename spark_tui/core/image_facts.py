@@ -20,6 +20,8 @@ from pathlib import Path
 
 import docker
 
+from spark_tui.parsers.text import inert
+
 NATIVE_SINCE = (0, 11, 1)  # vLLM that added --nnodes/--node-rank/--master-addr/--headless (PR 23691)
 FACTS_MARK = "SPARK_TUI_FACTS"
 PROBE_TIMEOUT = 180  # seconds: importing vLLM's registry imports torch, slow on a cold page cache
@@ -48,6 +50,10 @@ except Exception as exc:
 print("{FACTS_MARK} " + json.dumps(out))
 """
 VERSION = re.compile(r"\d+(?:\.\d+)+")
+# What a version string may be when an image states it (a label, ENV, package metadata):
+# `0.10.2+9dd9ca32.nv25.10`, `0.11.1rc2.dev18+g1a2b3c`, `v2.49.2`. Anything else is the image
+# author's text, not a version: never shown as one, never parsed (a label is hostile input).
+WELL_FORMED = re.compile(r"v?\d{1,6}(?:\.\d{1,6}){1,3}[0-9A-Za-z.+_~-]{0,48}")
 
 
 @dataclass
@@ -80,16 +86,27 @@ def version_tuple(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in m.group(0).split(".")[:3]) if m else None
 
 
+def checked_version(value: object, source: str, notes: list[str]) -> str | None:
+    """`value` when it looks like a version; otherwise None, and a note quoting it inert."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and WELL_FORMED.fullmatch(value):
+        return value
+    notes.append(f"{source} is not a version: {inert(str(value))[:80]!r}")
+    return None
+
+
 def from_attrs(attrs: dict) -> ImageFacts:
     """What `docker image inspect` alone says."""
     cfg = attrs.get("Config") or {}
     facts = ImageFacts(attrs.get("Id", ""), cfg.get("Entrypoint"), cfg.get("Cmd"))
     label = (cfg.get("Labels") or {}).get("com.nvidia.vllm.version")
     env = dict(e.split("=", 1) for e in cfg.get("Env") or [] if "=" in e)
-    if label:
+    # An ill-formed label or ENV is noted and passed over: the next source may still tell.
+    if label := checked_version(label, "label com.nvidia.vllm.version", facts.notes):
         facts.vllm, facts.vllm_from = label, "label com.nvidia.vllm.version"
-    elif env.get("VLLM_VERSION"):
-        facts.vllm, facts.vllm_from = env["VLLM_VERSION"], "ENV VLLM_VERSION"
+    elif env_version := checked_version(env.get("VLLM_VERSION"), "ENV VLLM_VERSION", facts.notes):
+        facts.vllm, facts.vllm_from = env_version, "ENV VLLM_VERSION"
     return facts
 
 
@@ -105,15 +122,18 @@ def merge_probe(facts: ImageFacts, output: str) -> bool:
     if not isinstance(data, dict):
         return False
     facts.python = True
-    if data.get("vllm") and not facts.vllm:
-        facts.vllm, facts.vllm_from = str(data["vllm"]), "python metadata"
+    vllm = checked_version(data.get("vllm"), "vLLM's package metadata", facts.notes)
+    if vllm and not facts.vllm:
+        facts.vllm, facts.vllm_from = vllm, "python metadata"
     elif not data.get("vllm") and not facts.vllm:
         facts.notes.append("vLLM is not installed in the image's python")
     facts.ray = bool(data.get("ray_import"))
-    facts.ray_version = data.get("ray") if isinstance(data.get("ray"), str) else None
+    facts.ray_version = checked_version(data.get("ray"), "Ray's package metadata", facts.notes)
     if not facts.ray and data.get("ray_error"):
         facts.notes.append(f"import ray: {data['ray_error']}")
-    facts.transformers = data.get("transformers") if isinstance(data.get("transformers"), str) else None
+    facts.transformers = checked_version(
+        data.get("transformers"), "transformers' package metadata", facts.notes
+    )
     archs = data.get("archs")
     facts.archs = [str(a) for a in archs] if isinstance(archs, list) else None
     if facts.archs is None and data.get("archs_error"):

@@ -51,6 +51,12 @@ SYNC_FIXES = {
 }
 
 
+def plain(value: object, style: str = "") -> Text:
+    """A table cell: always Text, inert, never markup. DataTable renders a str cell as Rich
+    markup, so an image label `[@click=app.quit]` would become an action and `[/x]` a crash."""
+    return Text(inert(str(value)), style=style)
+
+
 def short_paths(text: str) -> str:
     """`cluster file /long/dir/duo.yaml:5:8` -> `cluster file duo.yaml:5:8` (the table has no room for dirs)."""
     return re.sub(r"(?<![\w.])/(?:[^\s/]+/)+", "", text)
@@ -126,16 +132,16 @@ class ImageStep(Step):
                 else Text("✓", style="green")
             )
             table.add_row(
-                Text("*", style="bold") if e.effective else "",
-                Text(inert(e.row.ref), style="bold" if e.effective else ""),
-                Text("MISMATCH", style="bold red") if len(ids) > 1 else next(iter(ids), "-"),
-                Text(
+                Text("*", style="bold") if e.effective else plain(""),
+                plain(e.row.ref, style="bold" if e.effective else ""),
+                Text("MISMATCH", style="bold red") if len(ids) > 1 else plain(next(iter(ids), "-")),
+                plain(
                     f"{len(e.row.nodes)}/{total} " + ",".join(e.row.nodes),
                     style="" if len(e.row.nodes) == total else "yellow",
                 ),
-                inert(short_version(f.vllm)) if f else "?",
-                (f.ray_version or "yes" if f.ray else yes_no(f.ray)) if f else "?",
-                yes_no(f.native) if f else "?",
+                plain(short_version(f.vllm) if f else "?"),
+                plain((f.ray_version or "yes" if f.ray else yes_no(f.ray)) if f else "?"),
+                plain(yes_no(f.native) if f else "?"),
                 Text(
                     yes_no(e.arch_ok(found.model), "✓", "✗"),
                     style="red" if e.arch_ok(found.model) is False else "",
@@ -234,7 +240,14 @@ class CheckStep(Step):
         table.clear()
         for node in self.core.config.nodes:
             for cid in NODE_CHECKS:
-                table.add_row(Text("running", style="cyan"), node.name, cid, "", "", key=f"{node.name}/{cid}")
+                table.add_row(
+                    Text("running", style="cyan"),
+                    plain(node.name),
+                    plain(cid),
+                    plain(""),
+                    plain(""),
+                    key=f"{node.name}/{cid}",
+                )
         self.summary()
         ok = False
         try:
@@ -253,10 +266,10 @@ class CheckStep(Step):
         self.results.append(r)
         cells = (
             Text(r.status, style=STATUS_STYLE[r.status]),
-            r.node,
-            r.id,
-            Text(inert(r.message)),
-            Text(inert(r.fix if r.status != "pass" else ""), style="dim"),
+            plain(r.node),
+            plain(r.id),
+            plain(r.message),
+            plain(r.fix if r.status != "pass" else "", style="dim"),
         )
         if key in table.rows:
             for col, value in zip(table.columns, cells, strict=False):
@@ -407,10 +420,12 @@ class ReviewStep(Step):
         for r in first + (folded if self.show_defaults else []):
             key = r.key if r.scope == "cluster" else f"nodes.{r.scope}.{r.key}"
             self.rows[key] = r
-            source = Text(
+            source = plain(
                 short_paths(r.source), style="bold cyan" if r.source.startswith("interactive") else ""
             )
-            table.add_row(r.scope, r.key, requested_text(r), Text(inert(r.effective)), source, key=key)
+            table.add_row(
+                plain(r.scope), plain(r.key), requested_text(r), plain(r.effective), source, key=key
+            )
 
     @on(DataTable.RowHighlighted, "#settings")
     def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -541,14 +556,14 @@ class LaunchStep(Step):
                 self.follow_head()
             key = f"{e.node}/{e.stage}"
             cells = (
-                e.node,
-                e.stage,
+                plain(e.node),
+                plain(e.stage),
                 Text(
                     e.status,
                     style="red" if e.status == "failed" else "green" if e.status == "done" else "cyan",
                 ),
-                Text(inert(e.detail)[:80]),
-                f"{e.elapsed:.1f}s",
+                plain(inert(e.detail)[:80]),
+                plain(f"{e.elapsed:.1f}s"),
             )
             if key in stages.rows:
                 for col, value in zip(stages.columns, cells, strict=False):
