@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_tui import diagnose
-from spark_tui.core import probes
+from spark_tui.core import memory_fit, probes
+from spark_tui.core.logs import split_timestamp
+from spark_tui.core.model_files import Manifest
 from spark_tui.parsers import docker_text, gpu, nccl, netif, vllm
 
 FRAGMENTS = [
@@ -63,6 +65,23 @@ FRAGMENTS = [
     ": ",
     "=",
     "NVIDIA-SMI has failed",
+    # Numbers that are no numbers to int(): digits str.isdigit() accepts but int() refuses,
+    # other scripts' digits, and runs longer than int()'s 4300-digit limit.
+    "²",
+    "³",
+    "٣",
+    "\u0f33",
+    "1" * 4301,
+    "9" * 40,
+    "1e400",
+    "/speed ",
+    "port:\t",
+    "active_mtu:",
+    "state:",
+    " mtu ",
+    "rank ",
+    "nranks ",
+    "nNodes ",
 ]
 text = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(FRAGMENTS)), max_size=40).map("".join)
 lines = st.lists(text, max_size=30)
@@ -105,6 +124,8 @@ def test_text_parsers_never_raise(t):
     netif.parse_ibv_devinfo(t)
     docker_text.parse_ps_table(t)
     docker_text.parse_env_fragment(t)
+    memory_fit.parse_guard("spark-1", t)
+    split_timestamp(t)
 
 
 @SETTINGS
@@ -158,3 +179,21 @@ def test_ip_json_shaped_output_with_any_values(items):
 
     output = f"{probes.MARK} ip\n{json.dumps(items)}\n{probes.MARK} ibdev\nrocep1s0f1 port 1 ==> x (Up)\n"
     probes.parse_probe(output, "10.0.0.1", None)
+
+
+names = st.sampled_from(["snapshots/r/a", "snapshots/r/b", "snapshots/r/c/d", "blobs/x", "blobs/y"])
+targets = st.sampled_from(["a", "b", "../r/a", "c/d", "../../blobs/x", "../../../blobs/y", "..", ".", "d"])
+entry = st.one_of(
+    st.tuples(st.just("l"), st.just(0), targets, st.booleans()).map(list),
+    st.tuples(st.just("f"), st.integers(min_value=0), st.just(""), st.just(True)).map(list),
+    st.tuples(st.just("d"), st.just(0), st.just(""), st.just(True)).map(list),
+)
+
+
+@SETTINGS
+@given(st.dictionaries(names, entry), names)
+def test_manifest_size_ends_on_any_links_cycles_included(files, rel):
+    """Links are the node's word: chains, cycles and links to themselves all end in a size or None."""
+    m = Manifest("spark-1", "/x", exists=True, ref="r", files=files)
+    size = m.size(rel)
+    assert size is None or isinstance(size, int)

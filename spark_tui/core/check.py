@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -22,11 +23,14 @@ from spark_tui.core.model_cache import cache_dir, first_model_config, repo_folde
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers import netif
+from spark_tui.parsers.text import count
 from spark_tui.settings.kinds import size_bytes
 from spark_tui.settings.resolve import Config, NodeConfig
 
 # Prints present|missing, then df's table (its last line is the filesystem holding the cache).
 CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -d "$p/hub/$2" ] || [ -e "$3" ]; then echo present; else echo missing; fi; df -Pk "$p" 2>/dev/null || df -Pk "$HOME"'
+
+HEX_PORT = re.compile(r"[0-9A-Fa-f]{1,4}")  # a port in /proc/net/tcp
 
 
 CheckStatus = Literal["pass", "warn", "fail", "skipped"]
@@ -366,7 +370,7 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
     out = await _run(nodes, node.name, CACHE_SCRIPT, cache, repo_folder(model or ""), model or "")
     lines = (out or "").strip().splitlines()
     fields = lines[-1].split() if len(lines) > 1 else []
-    free_kib = int(fields[3]) if len(fields) >= 4 and fields[3].isdigit() else None
+    free_kib = count(fields[3]) if len(fields) >= 4 else None
     if out is None or free_kib is None:
         add("disk.free", node.name, "skipped", "could not look at the cache's filesystem")
     else:
@@ -404,7 +408,9 @@ async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
     for line in (out or "").splitlines()[1:]:
         parts = line.split()
         if len(parts) > 3 and parts[3] == "0A" and ":" in parts[1]:
-            listening.add(int(parts[1].rsplit(":", 1)[1], 16))
+            port = parts[1].rsplit(":", 1)[1]
+            if HEX_PORT.fullmatch(port):  # the node's text: never int() on what is not a port
+                listening.add(int(port, 16))
     for key in ("master_port", "vllm_port"):
         port = config[key]
         if out is None:

@@ -24,6 +24,7 @@ from spark_tui.core.backoff import reconnect_delay
 from spark_tui.core.engines import new_client
 from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.nodes import Nodes
+from spark_tui.parsers.text import count
 
 
 @dataclass
@@ -56,10 +57,11 @@ def split_timestamp(line: str) -> tuple[tuple[int, int] | None, str]:
         return None, line
     head, _, frac = stamp.rstrip("Z").partition(".")
     digits = head.replace("-", "").replace("T", "").replace(":", "")
-    if not digits.isdigit():
+    when = count(digits)
+    if when is None:
         return None, line
-    nanos = int((frac + "000000000")[:9]) if frac.isdigit() else 0
-    return (int(digits), nanos), text
+    nanos = count((frac + "000000000")[:9]) or 0
+    return (when, nanos), text
 
 
 class LogCursor:

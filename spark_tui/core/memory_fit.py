@@ -20,6 +20,7 @@ from spark_tui.core.model_cache import ModelConfig
 from spark_tui.core.model_files import Manifest, complete_rows, manifests
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
+from spark_tui.parsers.text import count
 from spark_tui.settings.kinds import size_bytes
 from spark_tui.settings.resolve import Config
 
@@ -77,7 +78,7 @@ def weights(manifests: dict[str, Manifest], model: ModelConfig) -> Weights | Non
         inter = int(text.get("intermediate_size", 4 * hidden))
         heads = int(text.get("num_attention_heads", 1))
         kv_heads = int(text.get("num_key_value_heads", heads))
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: 1e400 in config.json
         return None
     # Per layer: q and o projections, k and v (smaller with grouped-query attention), the MLP's
     # three matrices; then the embeddings (and the output head unless tied to them).
@@ -190,8 +191,9 @@ def parse_guard(node: str, text: str) -> MemoryReading | None:
     for line in text.splitlines():
         key, _, rest = line.replace(":", " ", 1).partition(" ")
         fields = rest.split()
-        if key in ("MemTotal", "MemAvailable", "pswpout") and fields and fields[0].isdigit():
-            values[key] = float(fields[0])
+        number = count(fields[0]) if fields else None
+        if key in ("MemTotal", "MemAvailable", "pswpout") and number is not None:
+            values[key] = float(number)
     if "MemTotal" not in values or "MemAvailable" not in values:
         return None
     swap = values.get("pswpout")

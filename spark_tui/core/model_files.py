@@ -21,6 +21,8 @@ from spark_tui.core.sync_programs import MANIFEST
 from spark_tui.settings.model import NodeConfig
 from spark_tui.settings.resolve import Config
 
+MAX_LINKS = 40  # as the kernel's own limit on links followed in one path (ELOOP)
+
 
 @dataclass
 class Manifest:
@@ -40,16 +42,17 @@ class Manifest:
         return f"snapshots/{self.ref}/{name}"
 
     def size(self, rel: str) -> int | None:
-        """A file's size, following the snapshot's symlink into blobs/."""
+        """A file's size, following the snapshot's symlink into blobs/. The links are the node's
+        word: a chain that comes back on itself (or runs longer than any cache makes) has no size."""
+        seen: set[str] = set()
         entry = self.files.get(rel)
-        if entry is None:
-            return None
-        if entry[0] == "l":
-            if not entry[3]:
+        while entry is not None and entry[0] == "l":
+            if not entry[3] or rel in seen or len(seen) >= MAX_LINKS:
                 return None
-            target = "/".join(_normalise(rel.rsplit("/", 1)[0] + "/" + entry[2]))
-            return self.size(target)
-        return entry[1] if entry[0] == "f" else None
+            seen.add(rel)
+            rel = "/".join(_normalise(rel.rsplit("/", 1)[0] + "/" + str(entry[2])))
+            entry = self.files.get(rel)
+        return entry[1] if entry is not None and entry[0] == "f" else None
 
 
 def _normalise(path: str) -> list[str]:

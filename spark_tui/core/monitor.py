@@ -19,7 +19,7 @@ from spark_tui.core.logs import LogCursor
 from spark_tui.core.nccl_nodes import NodeNccl, per_node
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import ContainerSpec, build
-from spark_tui.core.probes import ContainerState, NodeSnapshot, snapshot
+from spark_tui.core.probes import ContainerState, NodeSnapshot, not_understood, snapshot
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
 
@@ -83,6 +83,14 @@ class ImageRow:
     def mismatch(self) -> bool:
         """Same tag, different content on some node (layer digests differ)."""
         return len(set(self.layers.values())) > 1
+
+
+def failed_view(config: Config, name: str, exc: BaseException) -> NodeView:
+    """What a node's pane shows when its refresh raised (a bug on odd node output): the error,
+    named, while the node's refresh loop goes on."""
+    node = config.node(name)
+    snap = NodeSnapshot(name, False, error=f"refresh failed ({not_understood(exc)})", taken_at=time.time())
+    return NodeView(name, node["host"], "head" if node.is_head else "worker", snap)
 
 
 class Monitor:

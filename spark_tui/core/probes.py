@@ -18,7 +18,7 @@ from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.core.labels import CLUSTER as CLUSTER_LABEL
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.docker_text import looks_like_inference
-from spark_tui.parsers.text import inert
+from spark_tui.parsers.text import count, inert, whole
 
 GPU_FIELDS = [
     "index",
@@ -183,8 +183,9 @@ def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[Hos
     interfaces = netif.parse_ip_json(sec.get("ip", "").strip() or "[]")
     for line in sec.get("speed", "").splitlines():
         name, _, speed = line.partition("/speed ")
-        if name in interfaces and speed.strip().lstrip("-").isdigit() and int(speed) > 0:
-            interfaces[name].speed_mbps = int(speed)
+        mbps = count(speed)  # -1 (no link) and anything not a count are no speed
+        if name in interfaces and mbps:
+            interfaces[name].speed_mbps = mbps
     roce = netif.parse_ibdev2netdev(sec.get("ibdev", ""))
     netif.attach_roce(interfaces, roce)
     mark_data_interface(interfaces, data_ip, netdev)
@@ -219,7 +220,7 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
     gpus = []
     for r in rows:
         g = gpu.Gpu(
-            int(r["index"] or 0),
+            whole(r["index"]) or 0,
             inert(str(r["name"])),
             r["temperature.gpu"],
             r["power.draw"],
@@ -232,9 +233,9 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
         gpus.append(g)
     procs = [
         gpu.GpuProcess(
-            int(a["pid"] or 0),
+            whole(a["pid"]) or 0,
             str(a["process_name"]),
-            int(a["used_memory"]) if a["used_memory"] is not None else None,
+            whole(a["used_memory"]),
         )
         for a in gpu.parse_csv(sec.get("apps", ""), APP_FIELDS)
     ]
@@ -257,9 +258,14 @@ async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeS
         return snap
     snap.reachable = True
     snap.rtt_ms = transport.rtt_ms
-    snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(
-        output, node_cfg["data_ip"], node_cfg["netdev"]
-    )
+    try:
+        snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(
+            output, node_cfg["data_ip"], node_cfg["netdev"]
+        )
+    except Exception as exc:  # a parser's bug on odd output names itself, it never ends a refresh
+        snap.reachable = False
+        snap.error = f"probe output not understood ({not_understood(exc)})"
+        return snap
     try:
         url = await transport.docker_url()
         info, containers = await asyncio.to_thread(_docker_state, url, own_label)
@@ -273,7 +279,14 @@ async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeS
         snap.docker_error = why(exc)
     except ENGINE_ERRORS as exc:
         snap.docker_error = f"docker engine at {node_cfg['docker_socket']} unreachable: {_short(exc)}"
+    except Exception as exc:  # an engine's answer of an unexpected shape (the engine is the node's)
+        snap.docker_error = f"docker engine's answer not understood ({not_understood(exc)})"
     return snap
+
+
+def not_understood(exc: BaseException) -> str:
+    """An unexpected exception, named for the operator: its type and first words, inert."""
+    return inert(f"{type(exc).__name__}: {exc}"[:160])
 
 
 def _inert_or_none(value) -> str | None:

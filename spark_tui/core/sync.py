@@ -23,6 +23,7 @@ from spark_tui.core.events import Failed, Stage, StageName, StageStatus
 from spark_tui.core.model_files import Manifest, manifests, problems
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.sync_programs import RECEIVE, RECEIVE_FILES, SEND_FILES, SEND_STREAM
+from spark_tui.parsers.text import count
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[object], object]
@@ -72,8 +73,9 @@ class _Run:
 
         def line(text: str) -> None:
             parts = text.split()
-            if parts[:1] == ["PORT"] and len(parts) == 2 and parts[1].isdigit() and not port.done():
-                port.set_result(int(parts[1]))
+            number = count(parts[1]) if len(parts) == 2 else None
+            if parts[:1] == ["PORT"] and number is not None and not port.done():
+                port.set_result(number)
 
         self.touched.add(target)
         args = [self.ip(target), self.id, self.ip(source)]
@@ -222,8 +224,8 @@ async def _transfer(
 
     def progress(text: str) -> None:
         parts = text.split(maxsplit=2)
-        if parts[:1] == ["SENT"] and len(parts) > 1 and parts[1].isdigit():
-            sent = int(parts[1])
+        if parts[:1] == ["SENT"] and len(parts) > 1 and count(parts[1]) is not None:
+            sent = count(parts[1]) or 0
             for t in targets:
                 if t not in failed:
                     frac = min(1.0, sent / total) if total else None

@@ -43,7 +43,7 @@ def parse_env_fragment(text: str) -> dict[str, str]:
         body = f"[{body}]"
     try:
         items = json.loads(body)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer beyond int()'s digit limit
         items = re.findall(r'"([^"]*)"', text)
     env = {}
     for item in items:

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_tui.parsers.text import count
+
 DRIVER = re.compile(
     r"(?:Driver|KMD) Version: (?P<driver>[\d.]+)\s+(?:CUDA|CUDA UMD) Version: (?P<cuda>[\d.]+)"
 )
@@ -76,21 +78,21 @@ def parse_table(text: str) -> GpuTable:
             if m:
                 mem = m.group("mem")
                 partial = mem.endswith("...")
-                used = int(mem[:-3]) if mem.endswith("MiB") else None
+                used = count(mem[:-3]) if mem.endswith("MiB") else None
                 table.processes.append(
                     GpuProcess(
-                        int(m.group("pid")),
+                        count(m.group("pid")) or 0,
                         m.group("name"),
                         used,
                         partial,
-                        int(m.group("gpu")),
+                        count(m.group("gpu")) or 0,
                         m.group("type"),
                     )
                 )
             continue
         m = GPU_ROW.match(line)
         if m and "Name" not in line:
-            pending = Gpu(int(m.group("index")), m.group("name").strip())
+            pending = Gpu(count(m.group("index")) or 0, m.group("name").strip())
             table.gpus.append(pending)
             continue
         m = STATS_ROW.match(line)
@@ -98,7 +100,7 @@ def parse_table(text: str) -> GpuTable:
             pending.temperature_c = float(m.group("temp"))
             pending.power_w = float(m.group("power"))
             cap = m.group("cap").rstrip("W")
-            pending.power_cap_w = float(cap) if cap.replace(".", "").isdigit() else None
+            pending.power_cap_w = _number(cap) if cap else None
             pending.utilization_pct = float(m.group("util"))
             if m.group("used"):
                 pending.memory_used_mib, pending.memory_total_mib = (
@@ -180,8 +182,9 @@ def parse_meminfo(text: str) -> UnifiedMemory | None:
         key, _, rest = line.partition(":")
         if key in ("MemTotal", "MemAvailable", "Cached"):
             fields = rest.split()
-            if fields and fields[0].isdigit():
-                values[key] = float(fields[0]) / 1024
+            kib = count(fields[0]) if fields else None
+            if kib is not None:
+                values[key] = kib / 1024
     if "MemTotal" not in values or "MemAvailable" not in values:
         return None
     total, avail = values["MemTotal"], values["MemAvailable"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from spark_tui.parsers.text import strip_ansi
+from spark_tui.parsers.text import count, strip_ansi
 from spark_tui.parsers.verdict import Verdict
 
 HEADER = re.compile(
@@ -256,8 +256,8 @@ class NcclParser:
         elif "Init START" in msg or "Init COMPLETE" in msg:
             m = INIT.search(msg)
             if m:
-                s.nranks = int(m.group("nranks"))
-                rank = int(m.group("rank"))
+                s.nranks = count(m.group("nranks")) or 0
+                rank = count(m.group("rank")) or 0
                 s.rank_origin.setdefault(rank, _origin(line, host))
                 if m.group("what") == "COMPLETE":
                     s.ranks_complete.add(rank)
@@ -272,8 +272,8 @@ class NcclParser:
         elif "nNodes" in msg:
             m = NNODES.search(msg)
             if m:
-                s.nnodes = int(m.group("nnodes"))
-                s.nranks = int(m.group("nranks"))
+                s.nnodes = count(m.group("nnodes")) or 0
+                s.nranks = count(m.group("nranks")) or 0
         elif "via NET/" in msg:
             where = _origin(line, host)
             origin = s.by_origin.get(where)

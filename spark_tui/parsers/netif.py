@@ -7,6 +7,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from spark_tui.parsers.text import count
+
 
 @dataclass
 class Interface:
@@ -56,7 +58,7 @@ def parse_ip_addr(text: str) -> dict[str, Interface]:
         m = LINK_HEAD.match(line)
         if m:
             current = out.setdefault(m.group("name"), Interface(m.group("name")))
-            current.mtu = int(m.group("mtu"))
+            current.mtu = count(m.group("mtu"))
             current.state = m.group("state") or ("UP" if "UP" in m.group("flags").split(",") else "DOWN")
             continue
         m = ONE_LINE.match(line)
@@ -128,7 +130,9 @@ def parse_ibdev2netdev(text: str) -> list[RoceMapping]:
         line = PROMPT.sub("", line).strip()
         m = IBDEV.match(line)
         if m:
-            out.append(RoceMapping(m.group("dev"), int(m.group("port")), m.group("netdev"), m.group("state")))
+            out.append(
+                RoceMapping(m.group("dev"), count(m.group("port")) or 0, m.group("netdev"), m.group("state"))
+            )
     return out
 
 
@@ -143,12 +147,14 @@ def parse_ibv_devinfo(text: str) -> list[HcaPort]:
         if key == "hca_id":
             device = value
         elif key == "port" and device:
-            port = HcaPort(device, int(value), "", None, None)
-            out.append(port)
+            number = count(value)
+            port = HcaPort(device, number, "", None, None) if number is not None else None
+            if port is not None:  # `port:\tabc` is no port: its fields are not read
+                out.append(port)
         elif port is not None and key == "state":
-            port.state = value.split()[0]
+            port.state = value.split()[0] if value else ""
         elif port is not None and key == "active_mtu":
-            port.active_mtu = int(value.split()[0])
+            port.active_mtu = count(value.split()[0]) if value else None
         elif port is not None and key == "link_layer":
             port.link_layer = value
     return out

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from spark_tui.parsers.text import count
+
 CA = re.compile(r"^\s*CA '(?P<ca>[^']+)'")
 PORT = re.compile(r"^\s*Port (?P<port>\d+):\s*$")
 FIELD = re.compile(
@@ -48,7 +50,7 @@ def parse_ibstat(text: str) -> list[IbPort]:
             continue
         m = PORT.match(line)
         if m and ca:
-            current = IbPort(ca, int(m.group("port")), ca_type, firmware)
+            current = IbPort(ca, count(m.group("port")) or 0, ca_type, firmware)
             ports.append(current)
             continue
         m = FIELD.match(line)
@@ -89,8 +91,8 @@ def parse_show_gids(text: str) -> list[Gid]:
             out.append(
                 Gid(
                     m.group("dev"),
-                    int(m.group("port")),
-                    int(m.group("index")),
+                    count(m.group("port")) or 0,
+                    count(m.group("index")) or 0,
                     m.group("gid").lower(),
                     m.group("ipv4") or "",
                     m.group("ver"),

@@ -28,3 +28,25 @@ def inert(line: str) -> str:
             lambda m: f"^{chr(ord(m.group()) ^ 0x40)}" if ord(m.group()) < 0x80 else "?", line
         )
     return line
+
+
+_COUNT = re.compile(r"[0-9]{1,18}")
+
+
+def count(text: str | None) -> int | None:
+    """A whole number written in ASCII digits (at most 18 of them), else None.
+
+    What a node prints is read with this, never with `str.isdigit()` + `int()`: isdigit accepts
+    `²` and other digits int() refuses, a regex `\\d+` matches any Unicode digit, and int()
+    refuses runs of more than 4300 digits. A parser must never raise on a node's output."""
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if _COUNT.fullmatch(text) else None
+
+
+def whole(value: float | None) -> int | None:
+    """A parsed number as an int; None when absent or beyond any real count (inf, nan, 1e400)."""
+    if value is None or not (-(2**62) < value < 2**62):  # nan fails both comparisons
+        return None
+    return int(value)

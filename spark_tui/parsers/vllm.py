@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from spark_tui.parsers.text import strip_ansi
+from spark_tui.parsers.text import count, strip_ansi
 from spark_tui.parsers.verdict import Verdict
 
 SHARDS = re.compile(
@@ -230,7 +230,7 @@ class VllmParser:
         if "shards" in line:
             m = SHARDS.search(line)
             if m:
-                s.shards_done, s.shards_total = int(m.group("done")), int(m.group("total"))
+                s.shards_done, s.shards_total = count(m.group("done")) or 0, count(m.group("total")) or 0
                 return
         if s.shards_total and line.startswith("(") and "pid=" in line:
             # tqdm output is unprefixed; its process prefix lands alone on the next line.
@@ -261,7 +261,7 @@ class VllmParser:
         elif "exceeds available GPUs" in line:
             m = TP_EXCEEDS.search(line)
             if m:
-                s.tp_exceeds = (int(m.group("tp")), int(m.group("gpus")))
+                s.tp_exceeds = (count(m.group("tp")) or 0, count(m.group("gpus")) or 0)
                 s.errors.append(line.strip())
         if "took" in line or "KV" in line or "oncurrency" in line or "blocks" in line:
             for key, rx in LOAD_FIGURES.items():
@@ -313,9 +313,9 @@ def parse_ray_status(text: str) -> RayStatus:
             m = STATUS_NODE.match(line)
             if m:
                 if section == "joined":
-                    st.active_nodes += int(m.group("count"))
+                    st.active_nodes += count(m.group("count")) or 0
                 else:
-                    st.pending_nodes += int(m.group("count"))
+                    st.pending_nodes += count(m.group("count")) or 0
         elif section == "usage":
             m = STATUS_RES.match(line)
             if m and m.group("name") == "GPU":

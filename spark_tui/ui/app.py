@@ -17,7 +17,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitAPI
-from spark_tui.core.monitor import NodeView
+from spark_tui.core.monitor import NodeView, failed_view
 from spark_tui.settings.keys import validate_keymap
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for
@@ -112,7 +112,10 @@ class SparkApp(App):
     async def refresh_node(self, name: str) -> None:
         """One loop per node: a slow or dead node never delays another node's pane."""
         while True:
-            view = await self.core.refresh(name)
+            try:
+                view = await self.core.refresh(name)
+            except Exception as exc:  # one refresh's failure is shown in the pane; the loop goes on
+                view = failed_view(self.core.config, name, exc)
             self.post_message(NodeRefreshed(view))
             try:
                 await asyncio.wait_for(self._wake.wait(), self.core.config["refresh_interval"])
@@ -122,7 +125,10 @@ class SparkApp(App):
     def on_node_refreshed(self, message: NodeRefreshed) -> None:
         message.view.nccl_tail = [self.redact(line) for line in message.view.nccl_tail]
         self.views[message.view.node] = message.view
-        self.dashboard.show(message.view)
+        try:
+            self.dashboard.show(message.view)
+        except Exception as exc:  # a view the pane cannot draw: its error instead, never the app's end
+            self.dashboard.show(failed_view(self.core.config, message.view.node, exc))
 
     async def on_unmount(self) -> None:
         self.workers.cancel_group(self, "refresh")

@@ -1,0 +1,97 @@
+"""Node output that used to raise: `str.isdigit()` accepts `²`, which int() refuses; int() refuses
+digit runs over 4300 long; a symlink cycle in a model manifest; odd `ibv_devinfo` fields; and any
+refresh exception ended the whole cockpit. Each is read now as "no value", never a traceback."""
+
+import asyncio
+
+from spark_tui import diagnose
+from spark_tui.core import probes
+from spark_tui.core.logs import split_timestamp
+from spark_tui.core.memory_fit import parse_guard
+from spark_tui.core.model_files import Manifest
+from spark_tui.parsers import gpu, nccl, netif, vllm
+from tests.frozen import FrozenCore, cluster_config
+
+LONG = "1" * 5000  # int() refuses more than 4300 digits
+
+
+def test_unicode_digits_and_long_digit_runs_are_no_numbers():
+    sections = (
+        f"{probes.MARK} ip\n"
+        '[{"ifname": "enp1s0f1np1", "operstate": "UP", "mtu": 9000, "addr_info": []}]\n'
+        f"{probes.MARK} speed\nenp1s0f1np1/speed ²\n"
+        f"{probes.MARK} meminfo\nMemTotal:        ² kB\nMemAvailable:    {LONG} kB\n"
+    )
+    host, ifaces, _, _ = probes.parse_probe(sections, None, None)
+    assert ifaces["enp1s0f1np1"].speed_mbps is None and host.memory is None
+    assert gpu.parse_meminfo("MemTotal: ² kB\nMemAvailable: 1 kB") is None
+    assert parse_guard("spark-1", "MemTotal: ²\nMemAvailable: 12\npswpout ³") is None
+    assert split_timestamp("2026-11-28T09:12:44.²Z line")[0] is not None  # a bad fraction: 0 ns
+    assert split_timestamp("²026-11-28T09:12:44.1Z line")[0] is None
+    assert netif.parse_ip_addr(f"2: enp1: <UP> mtu {LONG} state UP\n")["enp1"].mtu is None
+    p = nccl.NcclParser()
+    p.feed(
+        f"h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank {LONG} nranks {LONG} cudaDev 0 - Init START", 0
+    )
+    vllm.parse_text(f"Loading safetensors checkpoint shards: 50% Completed | {LONG}/{LONG} [00:01<00:01]")
+
+
+def test_nvidia_smi_numbers_beyond_any_count():
+    out = f"{probes.MARK} smi\n{LONG}, NVIDIA GB10, 3, 41, 11.3, [N/A], [N/A]\n{probes.MARK} apps\n{LONG}, python3, {LONG}\n"
+    _, _, _, state = probes.parse_probe(out, None, None)
+    assert state.gpus[0].index == 0 and state.processes[0].pid == 0 and state.processes[0].used_mib is None
+
+
+def test_ibv_devinfo_with_a_bad_port_or_an_empty_mtu_is_diagnosed():
+    text = "hca_id:\trocep1s0f1\n\tport:\tabc\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n\tport:\t1\n\t\tstate:\n\t\tactive_mtu:\n"
+    ports = netif.parse_ibv_devinfo(text)
+    assert [(p.port, p.state, p.active_mtu) for p in ports] == [(1, "", None)]
+    diagnose.as_text(diagnose.analyse(text, "netif"))
+
+
+def test_a_symlink_cycle_in_a_manifest_has_no_size():
+    m = Manifest("spark-1", "/x", exists=True, ref="r")
+    m.files = {
+        "snapshots/r/a": ["l", 0, "b", True],
+        "snapshots/r/b": ["l", 0, "../r/a", True],
+        "snapshots/r/self": ["l", 0, "self", True],
+        "snapshots/r/ok": ["l", 0, "../../blobs/abc", True],
+        "blobs/abc": ["f", 123, "", True],
+    }
+    assert m.size("snapshots/r/a") is None and m.size("snapshots/r/self") is None
+    assert m.size("snapshots/r/ok") == 123
+
+
+class FailsOnce(FrozenCore):
+    """The first refresh of spark-2 raises, as a parser bug on odd node output would."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.failed = False
+
+    async def refresh(self, node):
+        if node == "spark-2" and not self.failed:
+            self.failed = True
+            raise ValueError("invalid literal for int() with base 10: '²'")
+        return await super().refresh(node)
+
+
+def test_a_refresh_that_raises_is_shown_and_the_cockpit_keeps_refreshing():
+    from spark_tui.ui.app import SparkApp
+
+    config, reconfigure = cluster_config(2)
+    app = SparkApp(FailsOnce(config, reconfigure), live_refresh=True)
+
+    async def flow():
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause(0.5)
+            pane = app.dashboard.panes["spark-2"]
+            first = str(pane._header.render())
+            app.action_refresh()  # wakes every node's loop: the failed one refreshes again
+            await pilot.pause(0.5)
+            return first, str(pane._header.render()), app.is_running
+
+    first, second, running = asyncio.run(flow())
+    assert running
+    assert "refresh failed (ValueError: invalid literal for int()" in first, first
+    assert "UNREACHABLE" not in second and "up" in second, second
