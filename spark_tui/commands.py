@@ -214,6 +214,7 @@ def cmd_plan(args) -> int:
     from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines, with_detected
     from spark_tui.core.nodes import Nodes
     from spark_tui.parsers.text import inert
+    from spark_tui.secret_names import mask_args
 
     async def main():
         config = load_config(args)
@@ -236,7 +237,8 @@ def cmd_plan(args) -> int:
         for spec in specs:
             d = dataclasses.asdict(spec)
             d["env"] = [{"name": e.name, "value": e.shown(), "source": e.source} for e in spec.env]
-            d["entrypoint"], d["cmd"] = spec.entrypoint, spec.cmd
+            d["command"] = mask_args(spec.command)  # `--api-key` in vllm_args
+            d["entrypoint"], d["cmd"] = spec.entrypoint, mask_args(spec.cmd)
             d["entrypoint_note"] = entrypoints.get(spec.node, "")
             d["volume_notes"] = plan.volume_notes(config.node(spec.node), spec)
             d["docker_run"] = spec.docker_run()

@@ -13,6 +13,7 @@ from spark_tui.core.errors import ENGINE_ERRORS, why
 from spark_tui.core.events import DriftItem
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
+from spark_tui.secret_names import mask_args
 from spark_tui.settings.resolve import Config
 
 
@@ -60,7 +61,11 @@ async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftI
                 )
         command = (cfg.get("Entrypoint") or []) + (cfg.get("Cmd") or [])
         if command != spec.command:
-            items.append(DriftItem(spec.node, "command", shlex.join(spec.command), shlex.join(command)))
+            items.append(
+                DriftItem(
+                    spec.node, "command", shlex.join(mask_args(spec.command)), shlex.join(mask_args(command))
+                )
+            )
         mounts = sorted(
             f"{m.get('Source')}:{m.get('Destination')}"
             for m in c.attrs.get("Mounts") or []

@@ -40,6 +40,7 @@ from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser
 from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status
+from spark_tui.secret_names import mask_args
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[Any], object]  # takes the events of core/events.py
@@ -314,7 +315,7 @@ class Launch:
         await asyncio.to_thread(
             lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
         )
-        self._stage(head, "vllm", "started", shlex.join(serve))
+        self._stage(head, "vllm", "started", shlex.join(mask_args(serve)))  # `--api-key` in vllm_args
 
     async def _cannot_join(self, worker: str, line: str) -> None:
         """Name the worker that cannot reach the head's Ray GCS, with its line and whether the

@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from spark_tui.core import labels
-from spark_tui.secret_names import SECRET_MASK
+from spark_tui.secret_names import SECRET_MASK, mask_args
 from spark_tui.settings.container_env import PER_NODE_VARS
 from spark_tui.settings.resolve import Config, NodeConfig
 
@@ -85,7 +85,7 @@ class ContainerSpec:
             argv += ["-v", vol]
         for e in self.env:
             argv += ["-e", f"{e.name}={e.shown() if masked else e.value}"]
-        argv += ["--entrypoint", *self.entrypoint, self.image, *self.cmd]
+        argv += ["--entrypoint", *self.entrypoint, self.image, *(mask_args(self.cmd) if masked else self.cmd)]
         return shlex.join(argv)
 
 
@@ -261,7 +261,7 @@ def as_text(
     if config.warnings:
         lines += ["WARNINGS"] + [f"  ! {w}" for w in config.warnings] + [""]
     if config["executor"] == "ray":
-        lines.append(f"then on the head: {' '.join(shlex.quote(a) for a in vllm_serve_args(config))}")
+        lines.append(f"then on the head: {shlex.join(mask_args(vllm_serve_args(config)))}")
         lines.append(
             "  with ray_non_carry_over_env_vars.json listing "
             + ", ".join(sorted(PER_NODE_VARS))
@@ -288,7 +288,7 @@ def as_text(
         lines.append(
             f"  entrypoint: {shlex.join(spec.entrypoint)} (set by spark-tui: {entrypoint_notes.get(spec.node, ENTRYPOINT_WHY)})"
         )
-        lines.append("  command: " + shlex.join(spec.command))
+        lines.append("  command: " + shlex.join(mask_args(spec.command)))
         lines.append("  " + spec.docker_run())
         lines.append("")
     return "\n".join(lines).rstrip()

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 
 from spark_tui.parsers.text import inert
-from spark_tui.secret_names import SECRET_MASK
+from spark_tui.secret_names import SECRET_MASK, mask_flags_in_text, secret_values
 from spark_tui.settings.resolve import Config
 
 SHORT = 4  # below this length a secret is masked only as a whole word
@@ -38,6 +38,7 @@ class Redactor:
             found = [config["hf_token"]] if config["hf_token"] else []
             for node in config.nodes:
                 found += [v.value for v in node.container_env if v.secret and v.value]
+            found += secret_values(list(config["vllm_args"] or []))  # `--api-key sk-...`
             # Longest first, so a secret that contains another is masked whole.
             self._secrets = sorted({s for s in found if s}, key=len, reverse=True)
             self._pattern = (
@@ -54,14 +55,17 @@ class Redactor:
         return self._secrets
 
     def _mask(self, line: str) -> str:
+        """The configuration's secrets, and any value after a secret flag (a `ps` line of another
+        program, a log echoing its command line)."""
         self.secrets()
+        line = mask_flags_in_text(line)
         return self._pattern.sub(SECRET_MASK, line) if self._pattern is not None else line
 
     def mask(self, line: str) -> str:
         """Secrets masked, escapes kept (for JSON, which escapes controls itself). When the line
         still shows a secret once made inert (one split by an escape), the masked inert form."""
         masked = self._mask(line)
-        if self._pattern is None or masked.isprintable():
+        if masked.isprintable():
             return masked
         shown = inert(masked)
         again = self._mask(shown)

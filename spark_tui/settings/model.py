@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
+from spark_tui.secret_names import SECRET_MASK, SECRET_NAME, mask_args
 from spark_tui.settings.registry import Setting
 
 LAYERS = ("default", "detected", "user", "cluster", "env", "flag", "interactive")
@@ -164,6 +164,8 @@ def mask(setting: Setting, value) -> str:
         return SECRET_MASK
     if isinstance(value, dict):
         value = {k: SECRET_MASK if SECRET_NAME.search(k) else v for k, v in value.items()}
+    if setting.kind.name == "args" and isinstance(value, list):
+        value = mask_args(value)  # `--api-key sk-...` in vllm_args
     return setting.kind.show(value)
 
 

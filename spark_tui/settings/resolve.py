@@ -20,7 +20,7 @@ from spark_tui import paths
 from spark_tui.errors import ConfigError
 from spark_tui.settings import kinds, yamlfile
 from spark_tui.settings.container_env import derive_container_env
-from spark_tui.settings.lookalike import lookalike_warnings
+from spark_tui.settings.lookalike import lookalike_warnings, secret_arg_warnings
 from spark_tui.settings.model import (  # the data model; its users may import it from here too
     Candidate,
     Config,
@@ -97,7 +97,7 @@ def resolve(inputs: Inputs) -> Config:
     _derive_defaults(values, nodes)
     for n in nodes:
         n.container_env = derive_container_env(n, values, nodes)
-    warnings = lookalike_warnings(inputs.environ, values)
+    warnings = lookalike_warnings(inputs.environ, values) + secret_arg_warnings(values)
     return Config(values, nodes, warnings, files, inputs)
 
 
