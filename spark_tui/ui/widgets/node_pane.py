@@ -155,11 +155,11 @@ def nccl_text(view: NodeView) -> Text:
     if s is None:
         return t
     if s.version or s.init_start:
-        t.append(f"\nNCCL {s.version or '?'}  init {s.init_complete}/{s.init_start}")
+        t.append(f"\nNCCL {inert(s.version or '?')}  init {s.init_complete}/{s.init_start}")
     if s.warnings:
         t.append(f"  {len(s.warnings)} WARN", style="yellow")
     for v in view.nccl_verdicts:
-        t.append(f"\n{v.text}", style=VERDICT_STYLE.get(v.level, ""))
+        t.append(f"\n{inert(v.text)}", style=VERDICT_STYLE.get(v.level, ""))  # quotes NCCL lines
     for line in view.nccl_tail[-4:]:
         parts = split_header(line)
         shown = f"{parts[1]} {parts[2]}" if parts else line  # the message, without host:pid:tid [dev]

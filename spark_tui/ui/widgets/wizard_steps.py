@@ -159,7 +159,7 @@ class ImageStep(Step):
         )
         self.query_one("#image-effective", Static).update(
             Text(
-                f"* effective: {inert(eff.row.ref)} (from {short_paths(eff.source)}); executor {executor}; "
+                f"* effective: {inert(eff.row.ref)} (from {inert(short_paths(eff.source))}); executor {executor}; "
                 f"{inert(model)}. enter: use the highlighted image",
             )
         )
@@ -176,7 +176,7 @@ class ImageStep(Step):
             return
         detail = self.query_one("#image-detail", Static)
         if chosen is eff:
-            detail.update(Text(f"{inert(eff.row.ref)}: the effective image (from {short_paths(eff.source)})"))
+            detail.update(Text(inert(f"{eff.row.ref}: the effective image (from {short_paths(eff.source)})")))
             return
         detail.update(Text(inert(change_text(eff, chosen, self.core.config["executor"], self.listing.model))))
 
@@ -575,12 +575,12 @@ class LaunchStep(Step):
             log.write_line(f"[{e.elapsed:6.1f}s] {e.node} {e.stage} {e.status} {inert(e.detail)}")
         elif isinstance(e, ev.Ready):
             self.query_one("#shards", ProgressBar).update(progress=100)
-            t = Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {e.endpoint}", style="bold")
+            t = Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {inert(e.endpoint)}", style="bold")
             for n in e.nccl:
                 t.append(f"\n{n.node}: {inert(n.text)}", style="yellow" if n.level == "warn" else "")
             banner.update(t)
             banner.set_class(True, "-ready")
-            log.write_line(f"READY {e.endpoint}")
+            log.write_line(f"READY {inert(e.endpoint)}")
         elif isinstance(e, ev.Failed):
             t = Text(
                 f"FAILED: {self.shown(e.cause)}\nrolling back everything this launch started...",
@@ -604,16 +604,15 @@ class LaunchStep(Step):
         elif isinstance(e, ev.NcclNet):
             log.write_line(f"{'WARNING ' if e.level == 'warn' else ''}{e.node} {inert(e.text)}")
         elif isinstance(e, ev.Removed):
-            log.write_line(f"removed {e.container} ({e.image}) on {e.node}")
+            log.write_line(inert(f"removed {e.container} ({e.image}) on {e.node}"))
         elif isinstance(e, ev.StillHolding):
-            log.write_line(f"STILL HOLDING {e.container} on {e.node}: {inert(e.reason)}")
+            log.write_line(inert(f"STILL HOLDING {e.container} on {e.node}: {e.reason}"))
         elif isinstance(e, ev.DriftItem):
-            log.write_line(
-                f"DRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}"
-            )
+            log.write_line(inert(f"DRIFT {e.node} {e.what}: requested {e.requested}, actual {e.actual}"))
             banner.update(
                 Text(
-                    f"{banner.render()}\nDRIFT {e.node} {e.what}: requested {inert(e.requested)}, actual {inert(e.actual)}",
+                    f"{banner.render()}\n"
+                    + inert(f"DRIFT {e.node} {e.what}: requested {e.requested}, actual {e.actual}"),
                     style="bold red",
                 )
             )
