@@ -7,6 +7,7 @@ import os
 import sys
 
 from spark_tui import paths
+from spark_tui.bench_command import cmd_bench  # noqa: F401 (dispatched by name)
 from spark_tui.settings.flags import load_config
 
 

@@ -96,3 +96,10 @@ def test_sync_bench_smoke(cluster):
     assert 4 < out["model_mb"] < 5 and out["ratios"]["model_sync_over_raw_link"] > 0
     title, rows = sync_table(out)
     assert "median of 1" in title and len(rows) == 4 and all(len(r) == 6 for r in rows)
+
+
+def test_loadgen_bench_smoke():
+    from bench.loadgen import bench_loadgen
+
+    out = bench_loadgen(0.5, concurrency=2, output_tokens=32)
+    assert out["chunks"] > 0 and out["errors"] == {} and out["chunks_per_client_cpu_s"] > 0
