@@ -18,6 +18,7 @@ from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.core.labels import CLUSTER as CLUSTER_LABEL
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.docker_text import looks_like_inference
+from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
 
 GPU_FIELDS = [
     "index",
@@ -315,7 +316,7 @@ def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerSt
                 started_at=state.get("StartedAt", ""),
                 restart_count=attrs.get("RestartCount", 0),
                 labels=attrs["Config"].get("Labels") or {},
-                env=(attrs["Config"].get("Env") or []) if own else None,
+                env=_masked_env(attrs["Config"].get("Env") or []) if own else None,
                 command=(attrs["Config"].get("Entrypoint") or []) + (attrs["Config"].get("Cmd") or [])
                 if own
                 else None,
@@ -324,6 +325,16 @@ def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerSt
                 else None,
             )
         )
+    return out
+
+
+def _masked_env(env: list[str]) -> list[str]:
+    """`NAME=value` with secret-named values masked: a container may hold a secret the current
+    configuration no longer knows (an old token), which the redactor cannot mask by value."""
+    out = []
+    for item in env:
+        name, sep, _ = item.partition("=")
+        out.append(f"{name}={SECRET_MASK}" if sep and SECRET_NAME.search(name) else item)
     return out
 
 
