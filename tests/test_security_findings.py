@@ -48,3 +48,53 @@ def test_status_json_masks_the_token_and_secret_named_env_of_own_containers(clus
     own = next(c for n in data["nodes"] for c in n["containers"] if c["name"] == "vllm_node")
     assert "HF_TOKEN=***" in own["env"] and "WANDB_API_KEY=***" in own["env"]
     assert "NOTE=uses *** inside" in own["env"]  # a value holding the configured token: masked too
+
+
+# --- finding 13: the image-facts cache takes only image IDs as names and only typed facts ---------
+
+
+@pytest.mark.parametrize(
+    "image_id", ["../../escaped", "sha256:../../../escaped", "sha256:" + "a" * 63, "sha256:" + "A" * 64, ""]
+)
+def test_facts_cache_refuses_an_image_id_that_is_not_a_sha256(tmp_path, image_id):
+    """The ID comes from a node's engine: `../../x` wrote outside the cache directory."""
+    from spark_tui.core.image_facts import FactsCache, ImageFacts
+
+    cache = FactsCache(tmp_path / "a" / "b" / "images")
+    cache.put(ImageFacts(image_id, vllm="0.12.0"))
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written == [] and cache.get(image_id) is None
+
+
+def test_facts_cache_refuses_cached_facts_of_the_wrong_type(tmp_path):
+    from spark_tui.core.image_facts import FactsCache, ImageFacts
+
+    good = "sha256:" + "ab" * 32
+    cache = FactsCache(tmp_path / "images")
+    cache.put(ImageFacts(good, vllm="0.12.0", archs=["Qwen3ForCausalLM"], ray=True))
+    assert cache.get(good).archs == ["Qwen3ForCausalLM"]
+    assert (tmp_path / "images").stat().st_mode & 0o777 == 0o700
+    file = next((tmp_path / "images").glob("*.json"))
+    base = json.loads(file.read_text())
+    for bad in (
+        {"archs": "Qwen3ForCausalLM"},  # a string: `arch in archs` would match substrings
+        {"archs": [1, 2]},
+        {"vllm": 12},
+        {"ray": "yes"},
+        {"notes": "x"},
+        {"entrypoint": "sh -c x"},
+        {"image_id": "sha256:" + "cd" * 32},  # facts of another image
+    ):
+        file.write_text(json.dumps(base | bad))
+        assert cache.get(good) is None, bad
+    file.write_text(json.dumps([base]))
+    assert cache.get(good) is None
+
+
+def test_every_image_facts_field_has_a_cache_type_check():
+    """A field added to ImageFacts without its check would make every cached file unreadable."""
+    import dataclasses
+
+    from spark_tui.core.image_facts import _FIELD_OK, ImageFacts
+
+    assert set(_FIELD_OK) == {f.name for f in dataclasses.fields(ImageFacts)}

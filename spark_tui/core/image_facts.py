@@ -48,6 +48,7 @@ except Exception as exc:
 print("{FACTS_MARK} " + json.dumps(out))
 """
 VERSION = re.compile(r"\d+(?:\.\d+)+")
+IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")  # what an engine's image `Id` is; the cache's file name
 
 
 @dataclass
@@ -173,28 +174,68 @@ def probe(client: docker.DockerClient, attrs: dict) -> ImageFacts:
     return facts
 
 
+def _str_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# The type of every ImageFacts field as the cache file must hold it (None allowed where the field
+# is optional): a cached file is read back only when each field has its type.
+_FIELD_OK = {
+    "image_id": lambda v: isinstance(v, str),
+    "entrypoint": lambda v: v is None or _str_list(v),
+    "cmd": lambda v: v is None or _str_list(v),
+    "vllm": lambda v: v is None or isinstance(v, str),
+    "vllm_from": lambda v: isinstance(v, str),
+    "ray": lambda v: v is None or isinstance(v, bool),
+    "ray_version": lambda v: v is None or isinstance(v, str),
+    "transformers": lambda v: v is None or isinstance(v, str),
+    "archs": lambda v: v is None or _str_list(v),
+    "python": lambda v: v is None or isinstance(v, bool),
+    "notes": _str_list,
+}
+
+
 class FactsCache:
-    """ImageFacts on disk, one JSON file per image ID (under the XDG cache dir)."""
+    """ImageFacts on disk, one JSON file per image ID (under the XDG cache dir, mode 0700).
+
+    The ID comes from a node's engine, so it names a file only when it is `sha256:<64 hex>`
+    (`../../x` would name one outside the directory); a file is read back only with every field
+    of its type, for this very ID (anything else: ask the image again)."""
 
     def __init__(self, directory: str | os.PathLike):
         self.dir = Path(directory)
 
-    def _path(self, image_id: str) -> Path:
+    def _path(self, image_id: str) -> Path | None:
+        if not IMAGE_ID.fullmatch(image_id):
+            return None
         return self.dir / (image_id.replace(":", "-") + ".json")
 
     def get(self, image_id: str) -> ImageFacts | None:
+        path = self._path(image_id)
+        if path is None:
+            return None
         try:
-            data = json.loads(self._path(image_id).read_text())
-            return ImageFacts(**data)
-        except (OSError, ValueError, TypeError):
-            return None  # absent, or written by another version: ask the image again
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None  # absent or torn
+        if (
+            not isinstance(data, dict)
+            or set(data) != set(_FIELD_OK)  # written by another version
+            or not all(ok(data[name]) for name, ok in _FIELD_OK.items())
+            or data["image_id"] != image_id
+        ):
+            return None
+        return ImageFacts(**data)
 
     def put(self, facts: ImageFacts) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self._path(facts.image_id)
+        if path is None:
+            return  # not an ID an engine gives: never a file name
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
         with os.fdopen(fd, "w") as f:
             json.dump(asdict(facts), f)
-        os.replace(tmp, self._path(facts.image_id))  # whole or not at all
+        os.replace(tmp, path)  # whole or not at all
 
 
 def facts_for(client: docker.DockerClient, ref: str, cache: FactsCache) -> ImageFacts:
