@@ -98,3 +98,64 @@ def test_every_image_facts_field_has_a_cache_type_check():
     from spark_tui.core.image_facts import _FIELD_OK, ImageFacts
 
     assert set(_FIELD_OK) == {f.name for f in dataclasses.fields(ImageFacts)}
+
+
+# --- finding 9: whatever goes wrong in a launch, what it started is removed -----------------------
+
+
+def _launch(cluster, tmp_path, **flags):
+    import asyncio
+
+    from spark_tui.core.launch import Launch
+    from spark_tui.core.live import with_detected
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.settings.resolve import Inputs, resolve
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    flags = {**tc.SANDBOX, "executor": "native", **flags}
+    config = resolve(
+        Inputs(
+            cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}
+        )
+    )
+    got: list = []
+
+    async def go():
+        nonlocal config
+        async with Nodes(config) as nodes:
+            config, _ = await with_detected(config, nodes)
+            return await Launch(config, nodes, got.append).run()
+
+    ok = asyncio.run(go())
+    left = {n.name: cluster.docker(n, "ps", "-aq").stdout.split() for n in cluster.nodes[:2]}
+    return ok, got, left
+
+
+@pytest.mark.cluster
+def test_a_models_answer_of_the_wrong_shape_fails_the_launch_and_rolls_back(cluster, tmp_path):
+    """/v1/models answering `{"data": null}` raised TypeError out of Launch.run: the containers
+    stayed. Now the answer is read as "lists nothing" and the launch ends by its timeout, rolled back."""
+    from spark_tui.core import events as ev
+
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_MODELS_BODY": '{"data": null}'}
+    ok, got, left = _launch(cluster, tmp_path, env=env, **{"timeouts.ready": 8.0})
+    assert ok is False and left == {"spark-1": [], "spark-2": []}
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert "vLLM ready (/health and /v1/models): not reached within 8 s" in failed.cause
+    assert any(isinstance(e, ev.Removed) for e in got)
+
+
+@pytest.mark.cluster
+def test_any_unexpected_exception_rolls_back_and_is_named_an_internal_error(cluster, tmp_path, monkeypatch):
+    """A bug of ours (here: the readiness question raising a TypeError) must not leave containers."""
+    from spark_tui.core import events as ev
+    from spark_tui.core import serving
+
+    async def broken(config, transport):
+        raise TypeError("'NoneType' object is not iterable")
+
+    monkeypatch.setattr(serving, "ask", broken)
+    ok, got, left = _launch(cluster, tmp_path)
+    assert ok is False and left == {"spark-1": [], "spark-2": []}
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert failed.cause == "internal error (TypeError: 'NoneType' object is not iterable); rolled back"
