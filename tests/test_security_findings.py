@@ -159,3 +159,53 @@ def test_any_unexpected_exception_rolls_back_and_is_named_an_internal_error(clus
     assert ok is False and left == {"spark-1": [], "spark-2": []}
     failed = next(e for e in got if isinstance(e, ev.Failed))
     assert failed.cause == "internal error (TypeError: 'NoneType' object is not iterable); rolled back"
+
+
+# --- finding 7: a GPU process name cannot forge a probe section ------------------------------------
+
+
+@pytest.mark.cluster
+def test_a_gpu_process_name_cannot_replace_the_home_section(cluster, tmp_path):
+    """Any user on a node chooses their process names; nvidia-smi prints a name's newlines raw. A
+    name carrying the section marker replaced `home`, so `~` in a volume pointed at /tmp/evil."""
+    import asyncio
+
+    from spark_tui.core.live import with_detected
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.settings.resolve import Inputs, resolve
+
+    # The stand-in drops each line's first column (the capture's gpu_uuid), as it does for real
+    # captures; what it prints is one process whose name holds three newlines.
+    apps = tmp_path / "hostile-apps.txt"
+    apps.write_text(
+        "GPU-6c1b3f0e, 4242, python3\n"
+        "GPU-6c1b3f0e, @@spark-tui@@ home\n"
+        "GPU-6c1b3f0e, /tmp/evil\n"
+        "GPU-6c1b3f0e, @@spark-tui@@ junk, 19135\n"
+    )
+    node = cluster.nodes[1]
+    cluster.set_standin(node, GPU_APPS=str(apps))
+    try:
+        path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+        config = resolve(Inputs(cluster_file=path, user_config="", environ={}))
+
+        async def go():
+            async with Nodes(config) as nodes:
+                return await with_detected(config, nodes)
+
+        detected, snaps = asyncio.run(go())
+    finally:
+        cluster.set_standin(
+            node, GPU_APPS=str(tc.DATA / "nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt")
+        )
+    hostile = next(s for s in snaps if s.node == node.name)
+    assert hostile.reachable and hostile.host.home == "/root"
+    assert detected.node(node.name).home == "/root"
+    assert hostile.host.memory is not None and hostile.gpu.present  # later sections still read
+
+
+def test_probe_sections_are_accepted_once_and_only_under_the_call_s_marker():
+    from spark_tui.core.probes import split_sections
+
+    text = "M home\n/root\nM home\n/tmp/evil\nOTHER ip\n[]\nM uname\n6.11 aarch64\n"
+    assert split_sections(text, "M") == {"home": "/root", "uname": "6.11 aarch64"}
