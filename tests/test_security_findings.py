@@ -209,3 +209,82 @@ def test_probe_sections_are_accepted_once_and_only_under_the_call_s_marker():
 
     text = "M home\n/root\nM home\n/tmp/evil\nOTHER ip\n[]\nM uname\n6.11 aarch64\n"
     assert split_sections(text, "M") == {"home": "/root", "uname": "6.11 aarch64"}
+
+
+# --- finding 8: accept-new creates known_hosts; strict names the missing file; hashed stays hashed -
+
+
+def _ssh_transport(cluster, tmp_path, node, **flags):
+    from spark_tui.core.connection import SshTransport
+    from spark_tui.settings.resolve import Inputs, resolve
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    config = resolve(
+        Inputs(
+            cluster_file=path, user_config="", environ={}, flags={k: (v, f"--{k}") for k, v in flags.items()}
+        )
+    )
+    return SshTransport(config.node(node.name))
+
+
+def _echo(transport) -> str:
+    import asyncio
+
+    async def go():
+        try:
+            return (await transport.run(["echo", "ok"])).stdout.strip()
+        finally:
+            await transport.close()
+
+    return asyncio.run(go())
+
+
+def _found_by_ssh_keygen(path, ip) -> bool:
+    """OpenSSH's own lookup (it reads hashed and plain entries alike)."""
+    import subprocess
+
+    return subprocess.run(["ssh-keygen", "-F", ip, "-f", str(path)], capture_output=True).returncode == 0
+
+
+@pytest.mark.cluster
+def test_accept_new_creates_a_missing_known_hosts_private_to_the_user(cluster, tmp_path):
+    """A fresh account has no ~/.ssh: accept-new failed with "No such file or directory"."""
+    node = cluster.nodes[0]
+    kh = tmp_path / "fresh" / ".ssh" / "known_hosts"
+    t = _ssh_transport(cluster, tmp_path, node, known_hosts=str(kh), host_key_policy="accept-new")
+    assert _echo(t) == "ok"
+    assert kh.stat().st_mode & 0o777 == 0o600 and kh.parent.stat().st_mode & 0o777 == 0o700
+    assert _found_by_ssh_keygen(kh, node.ip)
+    assert _echo(_ssh_transport(cluster, tmp_path, node, known_hosts=str(kh))) == "ok"  # strict now
+
+
+@pytest.mark.cluster
+def test_strict_mode_says_the_known_hosts_file_does_not_exist(cluster, tmp_path):
+    import asyncio
+
+    from spark_tui.core.connection import HostKeyError
+
+    kh = tmp_path / "nowhere" / "known_hosts"
+    t = _ssh_transport(cluster, tmp_path, cluster.nodes[0], known_hosts=str(kh))
+    with pytest.raises(HostKeyError) as exc:
+        asyncio.run(t.run(["true"]))
+    assert f"known_hosts {kh} does not exist" in str(exc.value) and "accept-new" in str(exc.value)
+    assert not kh.parent.exists()
+
+
+@pytest.mark.cluster
+def test_accept_new_hashes_the_entry_it_adds_to_a_hashed_known_hosts(cluster, tmp_path):
+    """`HashKnownHosts yes` (Debian's default) keeps host names out of the file; a plain entry
+    added by spark-tui would list the cluster's addresses again."""
+    import subprocess
+
+    kh = tmp_path / "known_hosts"
+    kh.write_text(open(cluster.known_hosts).read().splitlines()[0] + "\n")  # node 1 only
+    subprocess.run(["ssh-keygen", "-H", "-f", str(kh)], check=True, capture_output=True)
+    node = cluster.nodes[1]
+    t = _ssh_transport(cluster, tmp_path, node, known_hosts=str(kh), host_key_policy="accept-new")
+    assert _echo(t) == "ok"
+    text = kh.read_text()
+    assert node.ip not in text and all(line.startswith("|1|") for line in text.splitlines()), text
+    assert _found_by_ssh_keygen(kh, node.ip)
+    assert _echo(_ssh_transport(cluster, tmp_path, node, known_hosts=str(kh))) == "ok"

@@ -9,7 +9,10 @@ quoted with shlex for the remote shell.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
+import hmac
 import os
 import secrets
 import shlex
@@ -250,6 +253,7 @@ class SshTransport:
         return opts
 
     async def _open(self) -> asyncssh.SSHClientConnection:
+        self._known_hosts_file()
         try:
             return await asyncssh.connect(self.host, **self._options())
         except asyncssh.HostKeyNotVerifiable:
@@ -259,6 +263,28 @@ class SshTransport:
                 self.node.name,
                 f"cannot use known_hosts {self._options()['known_hosts']} "
                 f"or the key: {exc}; refusing to connect",
+            ) from None
+
+    def _known_hosts_file(self) -> None:
+        """A missing known_hosts: accept-new creates it (0600, its directory 0700, as ssh does for
+        ~/.ssh); strict mode says the file does not exist rather than "No such file or directory"."""
+        path = os.path.expanduser(self.node["known_hosts"])
+        if os.path.exists(path):
+            return
+        if self.node["host_key_policy"] != "accept-new":
+            raise HostKeyError(
+                self.node.name,
+                f"known_hosts {path} does not exist; refusing to connect. Create it with "
+                f"ssh-keyscan, or set host_key_policy: accept-new",
+            )
+        try:
+            os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass  # another connection created it meanwhile
+        except OSError as exc:
+            raise HostKeyError(
+                self.node.name, f"cannot create known_hosts {path}: {_reason(exc)}; refusing to connect"
             ) from None
 
     async def _host_key_problem(self) -> asyncssh.SSHClientConnection:
@@ -290,9 +316,12 @@ class SshTransport:
                 f"host key for {entry} is not in {path} (server offers {fingerprint}); refusing to connect. "
                 f"To accept it: ssh-keyscan -p {port} {host} >> {path}, or set host_key_policy: accept-new",
             )
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "a") as fh:
-            fh.write(f"{entry} {key.export_public_key('openssh').decode().strip()}\n")
+        with open(path, "a+") as fh:
+            fh.seek(0)
+            # A file of hashed names (HashKnownHosts yes) gets a hashed one: no address in clear.
+            hashed = any(line.startswith(HASHED) for line in fh)
+            name = _hashed_name(entry) if hashed else entry
+            fh.write(f"{name} {key.export_public_key('openssh').decode().strip()}\n")
         return await asyncssh.connect(self.host, **self._options())
 
     async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
@@ -466,6 +495,16 @@ async def _known_keys(node: str, path: str, host: str, port: int) -> list:
         matched = known.match(host, addr, None if port == 22 else port)
         found += [key for keys in matched for key in keys]
     return found
+
+
+HASHED = "|1|"  # a hashed known_hosts name: |1|base64(salt)|base64(HMAC-SHA1(salt, name))
+
+
+def _hashed_name(name: str) -> str:
+    """`name` as OpenSSH hashes it in known_hosts (hostfile.c host_hash)."""
+    salt = os.urandom(20)
+    digest = hmac.new(salt, name.encode(), hashlib.sha1).digest()
+    return f"{HASHED}{base64.b64encode(salt).decode()}|{base64.b64encode(digest).decode()}"
 
 
 def _text(data: str | bytes | None) -> str:
