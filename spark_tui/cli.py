@@ -135,9 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "images",
         "Every image on the nodes and what it can run: vLLM version, Ray, native multi-node, "
-        "the model's architecture (asked once per image ID, cached).",
+        "the model's architecture (asked once per image ID, cached; an image is asked by running "
+        "it in a confined container, by default only the effective image and images that look like vLLM).",
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="run every image to ask it, not only the effective one and those that look like vLLM",
+    )
     p = command(
         "sync",
         "Copy the effective image, or the model's cache entry, from a node that has it to the nodes "

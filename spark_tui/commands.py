@@ -202,7 +202,7 @@ def cmd_images(args) -> int:
         nonlocal config
         async with Nodes(config) as nodes:
             config, snaps = await with_detected(config, nodes)  # ~ in the cache volume is the node's home
-            return snaps, await listing(config, nodes)
+            return snaps, await listing(config, nodes, run_all=args.all)
 
     snaps, found = asyncio.run(main())
     if args.json:

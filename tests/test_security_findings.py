@@ -288,3 +288,111 @@ def test_accept_new_hashes_the_entry_it_adds_to_a_hashed_known_hosts(cluster, tm
     assert node.ip not in text and all(line.startswith("|1|") for line in text.splitlines()), text
     assert _found_by_ssh_keygen(kh, node.ip)
     assert _echo(_ssh_transport(cluster, tmp_path, node, known_hosts=str(kh))) == "ok"
+
+
+# --- finding 6: images are run only when they look like vLLM (or --all), and then confined --------
+
+# An image author's python3: it takes its time (so the test can inspect the running container),
+# then reports what it was allowed to do. spark-tui shows the end of an unanswering python3's output.
+HOSTILE_PYTHON = """#!/bin/sh
+sleep 4
+touch /usr/bin/owned 2>/dev/null && echo root-writable || echo root-read-only
+grep CapEff /proc/self/status
+"""
+HOSTILE = "evil/notes:1"
+
+
+@pytest.fixture
+def hostile_image(cluster, tmp_path):
+    """HOSTILE on the first two nodes: the test image with the python3 above (docker cp + commit)."""
+    script = tmp_path / "python3"
+    script.write_text(HOSTILE_PYTHON)
+    script.chmod(0o755)
+    for node in cluster.nodes[:2]:
+        cluster.docker(node, "rm", "-f", "hostile-build", check=False)
+        cluster.docker(node, "create", "--name", "hostile-build", tc.IMAGE)
+        cluster.docker(node, "cp", str(script), "hostile-build:/usr/bin/python3")
+        cluster.docker(node, "commit", "hostile-build", HOSTILE)
+        cluster.docker(node, "rm", "hostile-build")
+    yield HOSTILE
+    for node in cluster.nodes[:2]:
+        cluster.docker(node, "rmi", "-f", HOSTILE, check=False)
+
+
+def _created_images(cluster, node, since: float) -> list[str]:
+    import time
+
+    out = cluster.docker(
+        node,
+        "events",
+        "--since",
+        f"{since:.3f}",
+        "--until",
+        f"{time.time():.3f}",
+        "--filter",
+        "type=container",
+        "--filter",
+        "event=create",
+        "--format",
+        "{{.Actor.Attributes.image}}",
+    ).stdout
+    return out.split()
+
+
+@pytest.mark.cluster
+def test_images_runs_no_container_of_an_image_that_does_not_look_like_vllm(
+    cluster, tmp_path, run_cli, hostile_image
+):
+    import time
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    t0 = time.time()
+    code, out, err = run_cli("images", "--cluster", path, "--json")
+    assert code == 0, err
+    created = sum((_created_images(cluster, n, t0) for n in cluster.nodes[:2]), [])
+    hostile_id = cluster.docker(cluster.nodes[0], "image", "inspect", "-f", "{{.Id}}", hostile_image).stdout
+    assert created and hostile_id.strip() not in created and hostile_image not in created, created
+    rows = {i["row"]["ref"]: i for i in json.loads(out)["images"]}
+    assert any("images --all" in note for note in rows[hostile_image]["facts"]["notes"])
+    assert rows[tc.IMAGE]["facts"]["vllm"] == "0.12.0"  # the effective image is still asked
+
+
+@pytest.mark.cluster
+def test_images_all_runs_every_image_confined(cluster, tmp_path, run_cli, hostile_image):
+    """`--all` asks every image; its container has no network, no capabilities, no new privileges,
+    a read-only root and pids, memory, CPU and log limits (read from the engine while it runs)."""
+    import threading
+    import time
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    seen: list[dict] = []
+    stop = threading.Event()
+    head = cluster.nodes[0]
+
+    def watch():
+        while not stop.is_set() and not seen:
+            ids = cluster.docker(head, "ps", "-q", "--filter", "label=spark-tui.probe").stdout.split()
+            for cid in ids:
+                got = cluster.docker(head, "inspect", cid, check=False)
+                if got.returncode == 0:
+                    seen.extend(json.loads(got.stdout))
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        code, out, err = run_cli("images", "--all", "--cluster", path, "--json")
+    finally:
+        stop.set()
+        watcher.join()
+    assert code == 0, err
+    assert seen, "no probe container seen running"
+    host = seen[0]["HostConfig"]
+    assert host["CapDrop"] == ["ALL"] and host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["ReadonlyRootfs"] is True and host["NetworkMode"] == "none" and not host["Privileged"]
+    assert 0 < host["PidsLimit"] <= 1024 and 0 < host["Memory"] <= 8 << 30 and 0 < host["NanoCpus"] <= 4e9
+    assert host["LogConfig"]["Config"].get("max-size")
+    rows = {i["row"]["ref"]: i for i in json.loads(out)["images"]}
+    notes = " ".join(rows[hostile_image]["facts"]["notes"])
+    assert "root-read-only" in notes and "CapEff:\t0000000000000000" in notes, notes
+    assert cluster.docker(head, "ps", "-aq", "--filter", "label=spark-tui.probe").stdout == ""
