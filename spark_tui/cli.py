@@ -80,6 +80,15 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
             group.add_argument(
                 *names, dest=s.dest, action=_Record, default=argparse.SUPPRESS, metavar=metavar, help=help_
             )
+        if s.file_flag:
+            group.add_argument(
+                s.file_flag,
+                dest=s.file_dest,
+                action=_Record,
+                default=argparse.SUPPRESS,
+                metavar="PATH",
+                help=f"{s.flag} read from file PATH (- for standard input): not in ps or shell history",
+            )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -396,3 +396,64 @@ def test_images_all_runs_every_image_confined(cluster, tmp_path, run_cli, hostil
     notes = " ".join(rows[hostile_image]["facts"]["notes"])
     assert "root-read-only" in notes and "CapEff:\t0000000000000000" in notes, notes
     assert cluster.docker(head, "ps", "-aq", "--filter", "label=spark-tui.probe").stdout == ""
+
+
+# --- finding 15: secrets from a file or stdin, never in argv; a readable cluster file is told -----
+
+
+def _config_of(argv, environ, stdin=None, monkeypatch=None):
+    import io
+
+    from spark_tui.cli import _SettingsNamespace, build_parser
+    from spark_tui.settings.flags import load_config
+
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    args = build_parser().parse_args(["config", *argv], namespace=_SettingsNamespace())
+    return load_config(args, environ)
+
+
+def test_hf_token_from_a_file_flag_an_env_file_or_stdin_names_the_file(clean_env, monkeypatch):
+    secret = clean_env / "hf-token"
+    secret.write_text(TOKEN + "\n")  # as `echo hf_... > file` writes it
+    secret.chmod(0o600)
+    config = _config_of(["--hf-token-file", str(secret)], {})
+    assert config["hf_token"] == TOKEN
+    assert str(config.values["hf_token"].source) == f"command line --hf-token-file {secret}"
+    config = _config_of([], {"SPARK_TUI_HF_TOKEN_FILE": str(secret)})
+    assert config["hf_token"] == TOKEN
+    assert str(config.values["hf_token"].source) == f"environment SPARK_TUI_HF_TOKEN_FILE={secret}"
+    config = _config_of(["--hf-token-file", "-"], {}, stdin=TOKEN + "\n", monkeypatch=monkeypatch)
+    assert config["hf_token"] == TOKEN and str(config.values["hf_token"].source).endswith("(standard input)")
+
+
+def test_hf_token_file_never_shows_the_token_and_bad_files_are_one_line(clean_env, run_cli):
+    secret = clean_env / "hf-token"
+    secret.write_text(TOKEN)
+    code, out, err = run_cli("config", "--hf-token-file", str(secret), "--json")
+    assert code == 0 and TOKEN not in out + err
+    row = next(r for r in json.loads(out)["cluster"] if r["key"] == "hf_token")
+    assert row["effective"] == "***" and str(secret) in row["source"]
+    for content, why in (("", "is empty"), ("a\nb\n", "more than one line")):
+        secret.write_text(content)
+        code, out, err = run_cli("config", "--hf-token-file", str(secret))
+        assert code == 2 and err.count("\n") == 1 and "--hf-token-file" in err and why in err, err
+    code, _, err = run_cli("config", "--hf-token-file", str(clean_env / "absent"))
+    assert code == 2 and "cannot read" in err and "Traceback" not in err
+    secret.write_text(TOKEN)
+    code, _, err = run_cli("config", "--hf-token-file", str(secret), "--hf-token", TOKEN)
+    assert code == 2 and "not both" in err and TOKEN not in err
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600])
+def test_a_cluster_file_holding_hf_token_readable_by_others_is_warned(clean_env, run_cli, mode):
+    path = clean_env / "cluster.yaml"
+    path.write_text(f"hf_token: {TOKEN}\nnodes:\n  - name: a\n    host: 10.231.99.1\n")
+    path.chmod(mode)
+    code, out, err = run_cli("config", "--cluster", str(path))
+    assert code == 0 and TOKEN not in out + err
+    warned = [line for line in (out + err).splitlines() if "holds hf_token" in line]
+    if mode == 0o600:
+        assert warned == []
+    else:
+        assert warned and f"chmod 600 {path}" in warned[0] and f"{mode:o}" in warned[0], warned
