@@ -457,3 +457,69 @@ def test_a_cluster_file_holding_hf_token_readable_by_others_is_warned(clean_env,
         assert warned == []
     else:
         assert warned and f"chmod 600 {path}" in warned[0] and f"{mode:o}" in warned[0], warned
+
+
+# --- also sound: node programs never parsed by a login shell that is not POSIX sh ------------------
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("shell", ["/usr/bin/tcsh"])
+def test_commands_run_the_same_under_a_login_shell_that_is_not_posix(cluster, tmp_path, shell):
+    """sshd hands an exec request to the user's login shell. shlex quotes for POSIX sh: tcsh
+    refused a quoted newline ("Unmatched '."), which every `python3 -c PROGRAM` of sync holds."""
+    import asyncio
+
+    node = cluster.nodes[0]
+    canary = tmp_path / "canary"
+    hostile = f"two\nlines $(touch {canary}) `touch {canary}` !! \\\\ ' \" $HOME %s"
+    cluster.set_login_shell(node, shell)
+    try:
+        t = _ssh_transport(cluster, tmp_path, node)
+
+        async def go():
+            try:
+                plain = await t.run(["printf", "%s", hostile])
+                piped = await t.run(
+                    ["python3", "-c", "import sys\nprint(sys.stdin.read().upper())"], stdin="abc\n"
+                )
+                lines: list[str] = []
+                streamed = await t.stream(["sh", "-c", "cat >&2; echo done"], lines.append, "x\ny\n")
+                script = await t.run_script('printf "%s|" "$@"', ("a b", hostile))
+                return plain, piped, streamed, lines, script
+            finally:
+                await t.close()
+
+        plain, piped, streamed, lines, script = asyncio.run(go())
+    finally:
+        cluster.set_login_shell(node, None)
+    assert plain.exit_status == 0 and plain.stdout == hostile, plain
+    assert piped.stdout == "ABC\n\n"
+    assert streamed.stdout == "done\n" and [line for line in lines if line] == ["x", "y"]
+    assert script == f"a b|{hostile}|\n"  # the persistent shell ends what it returns with a newline
+    assert not canary.exists()
+
+
+@pytest.mark.cluster
+def test_down_removes_only_containers_with_the_cluster_label_and_the_exact_name(cluster, tmp_path, run_cli):
+    """Docker's name filter matches substrings, and a container can be named like ours by anyone:
+    `down` removes the one with this cluster's label and exactly the container name, nothing else."""
+    from spark_tui.settings.resolve import Inputs, resolve
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    config = resolve(Inputs(cluster_file=path, user_config="", environ={}))
+    name, ours = config["container_name"], f"spark-tui.cluster={config['name']}"
+    first, second = cluster.nodes[:2]
+    made = [
+        (first, [(name, ours), (f"{name}_2", ours), (f"my-{name}", ours)]),
+        (second, [(name, "spark-tui.cluster=other-cluster"), (f"{name}-x", "")]),
+    ]
+    for node, items in made:
+        for cname, label in items:
+            extra = ["--label", label] if label else []
+            cluster.docker(
+                node, "run", "-d", "--name", cname, *extra, "--entrypoint", "sleep", tc.IMAGE, "300"
+            )
+    code, out, err = run_cli("down", "--cluster", path, "--yes")
+    assert code == 0 and out.count(f"removed {name}") == 1, out + err
+    left = [set(cluster.docker(n, "ps", "-a", "--format", "{{.Names}}").stdout.split()) for n, _ in made]
+    assert left == [{f"{name}_2", f"my-{name}"}, {name, f"{name}-x"}]

@@ -3,7 +3,7 @@
 SSH nodes use asyncssh with host keys verified against known_hosts (strict by default;
 `accept-new` adds unknown keys, never changed ones). The node spark-tui runs on uses a
 local transport with the same interface. Remote commands are always argument lists,
-quoted with shlex for the remote shell.
+quoted with shlex and read by POSIX sh (SH_READ), whatever the user's login shell is.
 """
 
 from __future__ import annotations
@@ -38,6 +38,22 @@ PREFERRED_CIPHERS = [
     "aes256-ctr",
     "chacha20-poly1305@openssh.com",
 ]
+
+
+# What the SSH exec request carries for every command: POSIX sh, reading the command as the first
+# line of its stdin (`read` takes one byte at a time, so the rest of stdin is the command's). sshd
+# hands an exec request to the user's login shell, which may be tcsh or fish: this text means the
+# same in each of them, and the argument list's shlex quoting is read by sh, the shell it is for.
+SH_READ = "sh -c 'IFS= read -r c && eval \"$c\"'"
+
+
+def command_line(argv: list[str]) -> str:
+    """`argv` as one line of sh for SH_READ: shlex-quoted, `exec`ed (the program replaces sh), a
+    newline in an argument (shlex leaves it inside single quotes) written as "$nl"."""
+    text = "exec " + shlex.join(argv)
+    if "\n" in text:
+        text = "nl=$(printf '\\nx'); nl=${nl%x}; " + text.replace("\n", "'\"$nl\"'")
+    return text + "\n"
 
 
 @dataclass
@@ -329,7 +345,7 @@ class SshTransport:
         async with self._sessions:
             try:
                 start = time.monotonic()
-                proc = await asyncio.wait_for(self._run_once(shlex.join(argv), stdin), timeout)
+                proc = await asyncio.wait_for(self._run_once(argv, stdin), timeout)
                 self.rtt_ms = (time.monotonic() - start) * 1000
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()
@@ -338,9 +354,13 @@ class SshTransport:
             _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
         )
 
-    async def _run_once(self, command: str, stdin: str | None) -> asyncssh.SSHCompletedProcess:
-        proc = await self.live().create_process(command, input=stdin)
+    async def _run_once(self, argv: list[str], stdin: str | None) -> asyncssh.SSHCompletedProcess:
+        proc = await self.live().create_process(SH_READ)
         try:
+            proc.stdin.write(command_line(argv))
+            if stdin is not None:
+                proc.stdin.write(stdin)
+                proc.stdin.write_eof()
             return await proc.wait(check=False)
         finally:
             # On a timeout or a cancel too: asyncssh's own run() leaves the session open and the
@@ -353,7 +373,8 @@ class SshTransport:
         await self.connect()
         async with self._sessions:
             try:
-                proc = await self.live().create_process(shlex.join(argv))
+                proc = await self.live().create_process(SH_READ)
+                proc.stdin.write(command_line(argv))
 
                 async def feed() -> None:
                     try:
