@@ -258,7 +258,9 @@ async def _transfer(
         out: dict[str, object] = {}
         for t in targets:
             if tasks[t].cancelled():
-                out[t] = f"the sender on {source} failed: {sent.problem('python3') or _last_line(sent.stderr)}"
+                out[t] = (
+                    f"the sender on {source} failed: {sent.problem('python3') or _last_line(sent.stderr)}"
+                )
                 continue
             res = await tasks[t]
             if t in failed:

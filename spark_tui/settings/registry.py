@@ -252,7 +252,12 @@ SETTINGS: tuple[Setting, ...] = (
     _s("tensor_parallel_size", k.Int(1, 1024), None, "Tensor parallel size (default: the number of nodes)."),
     _s("pipeline_parallel_size", k.Int(1, 1024), 1, "Pipeline parallel size."),
     _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head."),
-    _s("master_port", k.Int(1, 65535), 29501, "Ray head port (executor ray) or torch master port (native); unused by solo."),
+    _s(
+        "master_port",
+        k.Int(1, 65535),
+        29501,
+        "Ray head port (executor ray) or torch master port (native); unused by solo.",
+    ),
     _s("vllm_args", k.ArgList(), [], "Extra arguments appended to `vllm serve`."),
     _s(
         "nccl_debug",
