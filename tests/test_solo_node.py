@@ -307,3 +307,38 @@ def test_solo_ready_then_drift_is_seen(cluster, tmp_path):
 
     drifted = asyncio.run(look())
     assert {d.what for d in drifted} >= {"command"}, drifted
+
+
+def test_cockpit_with_no_cluster_file_goes_from_the_image_step_to_ready(cluster, home):
+    """`spark-tui --model M` on the node: the wizard lists the node's images, the one picked is
+    the image, check and review pass, the launch reaches READY; teardown removes it."""
+    node = cluster.nodes[0]
+    write_model(home / ".cache" / "huggingface")
+    cluster.set_meminfo(node, 119.7, 116.0)
+    env = {"HOME": str(home), "PATH": NODE_PATH, "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8"}
+    env["XDG_CACHE_HOME"] = str(home / ".cache")
+    argv = node.nsenter(
+        "env",
+        "-i",
+        *(f"{k}={v}" for k, v in env.items()),
+        sys.executable,
+        "-m",
+        "tests.solo_cockpit",
+        tc.IMAGE,
+        "--model",
+        MODEL,
+        *tc.SANDBOX_FLAGS,
+    )
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["node"] == node.name and seen["executor"] == "solo"
+    assert "derived: 1 node(s)" in seen["executor_source"]
+    assert seen["image_source"] == "interactive"  # chosen at the image step, not given
+    failed = {k: v for k, v in seen["checks"].items() if v[0] == "fail"}
+    assert not failed, failed
+    assert seen["checks"]["net.reach"][0] == "skipped" and seen["checks"]["image.present"][0] == "pass"
+    assert seen["review"] == "review" and seen["launch_state"] == "ready", seen
+    assert "READY" in seen["banner"] and "http://127.0.0.1:8000/v1" in seen["banner"], seen["banner"]
+    assert f"{node.name}: vllm_node" in seen["teardown_text"] and seen["teardown_ok"] == [True]
+    assert cluster.docker(node, "ps", "-aq").stdout.split() == []
