@@ -30,10 +30,10 @@ class NodeNccl:
     def text(self) -> str:
         over = f" over {self.interface}" if self.interface else ""
         if self.transport is None:
-            if self.solo:
-                return "NCCL: no traffic between nodes (executor solo)"
             if self.hcas:
                 return f"NCCL: HCAs {', '.join(self.hcas)} listed, transport not logged yet{over}"
+            if self.solo:  # silence is expected: one node has no NCCL traffic to log
+                return "NCCL: no traffic between nodes (executor solo)"
             return "NCCL: no NCCL lines from this node yet"
         if self.transport.startswith("IB"):
             return f"NCCL: IB/RoCE ({self.transport}) on {', '.join(self.hcas) or 'devices not listed'}{over}"
