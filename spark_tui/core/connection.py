@@ -73,7 +73,10 @@ def _spawn_failed(argv: list[str], exc: OSError) -> Result:
 def _local_result(out: bytes, err: bytes, returncode: int | None) -> Result:
     """A local process's end: a negative return code is the signal that killed it."""
     if returncode is not None and returncode < 0:
-        name = signal.Signals(-returncode).name.removeprefix("SIG")
+        try:
+            name = signal.Signals(-returncode).name.removeprefix("SIG")
+        except ValueError:  # a real-time signal has no name
+            name = str(-returncode)
         return Result(out.decode(errors="replace"), err.decode(errors="replace"), 128 - returncode, name)
     code = returncode if returncode is not None else 255
     return Result(out.decode(errors="replace"), err.decode(errors="replace"), code)
