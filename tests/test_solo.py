@@ -64,8 +64,8 @@ def test_an_executor_the_node_count_cannot_run_is_refused_naming_its_source(
     code, out, err = run_cli("config", *cluster, *argv)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith(f"spark-tui: error: {where if where != 'c.yaml:1:11' else ''}")
-    assert where in lines[0] and words in lines[0], lines[0]
+    source = str(clean_env / where) if where.startswith("c.yaml") else where  # file:line:column
+    assert lines[0].startswith(f"spark-tui: error: {source}: ") and words in lines[0], lines[0]
 
 
 def _no_empty_address(spec: plan.ContainerSpec) -> None:
