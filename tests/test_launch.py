@@ -382,7 +382,7 @@ def test_status_tells_the_whole_story(cluster, tmp_path, run_cli):
     assert f"FOREIGN {worker.name} vllm_leftover (running, image {tc.IMAGE}, up " in out
     assert "looks like vLLM/Ray" in out and "DRIFT" not in out
     # The endpoint stops answering: the container still runs, the cluster is not serving.
-    cluster.docker(head, "exec", "vllm_node", "killall", "httpd")
+    cluster.docker(head, "exec", "vllm_node", "pkill", "-f", "vllm_http")
     code, out, _ = run_cli(*argv, "--json", "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     data = json.loads(out)
     assert data["serving"]["ready"] is False and data["running"] == [head.name, worker.name]
