@@ -51,6 +51,9 @@ def derive_container_env(
         src = f"executor ray ({values['executor'].source})"
         out.append(DerivedVar("RAY_memory_monitor_refresh_ms", "0", src))
         out.append(DerivedVar("RAY_object_store_memory", "1073741824", src))
+        # Ray folds a line that another worker printed alike (numbers aside) into a later
+        # "[repeated Nx across cluster]": each worker's own NCCL lines must reach the head's log.
+        out.append(DerivedVar("RAY_DEDUP_LOGS", "0", src))
     token = values["hf_token"]
     if token.value:
         out.append(DerivedVar("HF_TOKEN", token.value, f"hf_token ({token.source})", secret=True))
