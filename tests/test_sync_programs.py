@@ -73,10 +73,10 @@ def test_the_receiver_writes_the_same_files_with_or_without_splice(tmp_path, pre
     (src / "blobs").mkdir(parents=True)
     (src / "snapshots" / "r1").mkdir(parents=True)
     big = os.urandom(3 * (1 << 20) + 12345)  # more than the pipe holds, not a multiple of it
-    (src / "blobs" / "big").write_bytes(big)
-    (src / "blobs" / "small").write_bytes(b'{"a": 1}\n')  # shorter than what one recv reads ahead
+    (src / "blobs" / ("b" * 64)).write_bytes(big)
+    (src / "blobs" / ("5" * 40)).write_bytes(b'{"a": 1}\n')  # shorter than what one recv reads ahead
     (src / "blobs" / "empty").write_bytes(b"")
-    (src / "snapshots" / "r1" / "model.safetensors").symlink_to("../../blobs/big")
+    (src / "snapshots" / "r1" / "model.safetensors").symlink_to("../../blobs/" + "b" * 64)
     sender, code, err = copy(src, tmp_path / "dest", prelude)
     assert sender.returncode == 0 and code == 0, (sender.stderr, err)
     assert "UNPACKED 3" in err
