@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.test_sync_programs import TOKEN, receiving
+from spark_tui.core.sync_programs import SEND_FILES
+from tests.test_sync_programs import SYNC_ID, TOKEN, receiving
 
 HEX40, HEX64 = "a1" * 20, "b2" * 32
 
@@ -196,3 +199,71 @@ def test_no_entry_stream_touches_anything_outside_the_target_directory(stream):
         code, err = receive(dest, entries)
         assert "Traceback" not in err, err
         assert state(sandbox, dest) == before
+
+
+# --- who may connect (finding 10) --------------------------------------------------------
+
+
+def one_file_tree(tmp_path: Path) -> tuple[Path, list[str]]:
+    src = tmp_path / "src"
+    (src / "blobs").mkdir(parents=True)
+    (src / "blobs" / HEX64).write_bytes(b"weights")
+    return src, ["blobs", f"blobs/{HEX64}"]
+
+
+def send_files(src: Path, port: int, names: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """The real sender, from 127.0.0.1 (the receiver's source address in these tests)."""
+    return subprocess.run(
+        [sys.executable, "-c", SEND_FILES, str(src), SYNC_ID],
+        input=f"{TOKEN}\n127.0.0.1:{port}\n{json.dumps(names)}",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def closed_on_us(s: socket.socket) -> bool:
+    """The receiver closed this connection (a reset when it left bytes unread)."""
+    s.settimeout(30)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_a_silent_host_other_than_the_source_cannot_hold_the_receiver(tmp_path):
+    """Any host reaching the data address could connect first and say nothing: the receiver read
+    from it for 300 s while the source waited. Now it is turned away unread, at once."""
+    src, names = one_file_tree(tmp_path)
+    receiver, port = receiving(tmp_path / "dest")
+    with socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.2", 0)) as squatter:
+        assert closed_on_us(squatter)  # without a byte read or sent
+        assert receiver.stderr.readline().split() == ["REFUSED", "127.0.0.2"]
+        sent = send_files(src, port, names, timeout=20)
+    assert sent.returncode == 0, sent.stderr
+    assert receiver.wait(timeout=10) == 0 and (tmp_path / "dest" / "blobs" / HEX64).read_bytes() == b"weights"
+
+
+def test_a_silent_connection_from_the_source_is_dropped_after_a_short_wait(tmp_path):
+    """From the source's own address (another program there, a stale connection): the token must
+    come within seconds, then the real sender gets in."""
+    src, names = one_file_tree(tmp_path)
+    receiver, port = receiving(tmp_path / "dest")
+    with socket.create_connection(("127.0.0.1", port)) as silent:
+        assert closed_on_us(silent)
+        assert receiver.stderr.readline().split() == ["REFUSED", "127.0.0.1"]
+    sent = send_files(src, port, names, timeout=20)
+    assert sent.returncode == 0, sent.stderr
+    assert receiver.wait(timeout=10) == 0
+
+
+def test_a_wrong_token_is_refused_and_the_right_one_still_gets_in(tmp_path):
+    src, names = one_file_tree(tmp_path)
+    receiver, port = receiving(tmp_path / "dest")
+    for wrong in (TOKEN[:-1] + "0", TOKEN[:8], TOKEN + "00", ""):
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(wrong.encode() + b"\n")
+            assert closed_on_us(s)
+        assert receiver.stderr.readline().split() == ["REFUSED", "127.0.0.1"]
+    sent = send_files(src, port, names, timeout=20)
+    assert sent.returncode == 0 and receiver.wait(timeout=10) == 0, sent.stderr

@@ -16,27 +16,41 @@ read in `ps`); argv holds the sync's id instead, a name that is no secret, for `
 from __future__ import annotations
 
 # Accepts the source's connection: argv = bind address, sync id, source address; stdin = the
-# token; leaves `conn`.
+# token; leaves `conn`. Any host reaching the data address can connect: a peer other than the
+# source is turned away before a byte is read, and the source's connection must bring the token
+# within TOKEN_WAIT seconds (compared in constant time), so no one can hold the receiver by
+# connecting first and saying nothing.
 ACCEPT = r"""
-import socket, sys
+import hmac, ipaddress, socket, sys, time
+TOKEN_WAIT = 10
 ip, source = sys.argv[1], sys.argv[3]
 token = sys.stdin.readline().strip().encode()
+sources = {ipaddress.ip_address(a[4][0].split("%")[0]) for a in socket.getaddrinfo(source, None)}
 srv = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
 srv.bind((ip, 0))
 srv.listen(4)
-srv.settimeout(120)
 print("PORT", srv.getsockname()[1], file=sys.stderr, flush=True)
+deadline = time.monotonic() + 120
 while True:
-    conn, peer = srv.accept()
-    conn.settimeout(300)
+    srv.settimeout(max(0.01, deadline - time.monotonic()))
+    try:
+        conn, peer = srv.accept()
+    except socket.timeout:
+        print("NO SENDER connected within 120 s", file=sys.stderr, flush=True)
+        raise SystemExit(1)
     head = b""
-    while len(head) < len(token) + 1:
-        more = conn.recv(len(token) + 1 - len(head))
-        if not more:
+    if ipaddress.ip_address(peer[0].split("%")[0]) in sources:
+        conn.settimeout(TOKEN_WAIT)
+        try:
+            while len(head) < len(token) + 1 and not head.endswith(b"\n"):
+                more = conn.recv(len(token) + 1 - len(head))
+                if not more:
+                    break
+                head += more
+        except OSError:
+            pass
+        if hmac.compare_digest(head, token + b"\n"):
             break
-        head += more
-    if peer[0] == source and head == token + b"\n":
-        break
     print("REFUSED", peer[0], file=sys.stderr, flush=True)
     conn.close()
 srv.close()
