@@ -229,6 +229,23 @@ def test_model_on_one_node_is_synced_to_three_others_and_then_complete(cluster, 
     assert all(checks[n.name].status == "pass" for n in cluster.nodes[:4]), checks
 
 
+def test_a_source_announcing_more_entries_than_a_cache_entry_holds_is_refused(cluster, tmp_path, monkeypatch):
+    """Issue 23, finding 16: no entry limit let a compromised source make targets create files
+    without end. The limit (100000) is lowered here to the test model's size."""
+    from spark_tui.core import sync
+
+    caches = {n.name: tmp_path / f"hf-{n.name}" for n in cluster.nodes[:2]}
+    write_model(caches[cluster.nodes[0].name])  # 15 entries: 5 blobs, 5 links, refs/main, 4 dirs
+    monkeypatch.setattr(sync, "MAX_ENTRIES", 14)
+    ok, got = run_sync(config_for(cluster, 2, tmp_path, caches), "model")
+    failed = [e.cause for e in got if isinstance(e, ev.Failed)]
+    assert not ok and failed == [
+        f"sync model: {cluster.nodes[0].name}'s copy of {MODEL} holds 15 entries, more than a model's "
+        "cache entry does (14): not copied"
+    ], got
+    assert not caches[cluster.nodes[1].name].exists()
+
+
 def test_truncated_and_missing_shards_are_named_then_a_resync_sends_only_those(cluster, tmp_path):
     caches = {n.name: tmp_path / f"hf-{n.name}" for n in cluster.nodes[:3]}
     for cache in caches.values():

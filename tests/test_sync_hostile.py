@@ -34,9 +34,20 @@ def send_raw(port, entries, source=("127.0.0.1", 0)):
                 return
 
 
-def receive(dest, entries):
-    """Run the receiver for `entries`; its exit status and stderr."""
-    receiver, port = receiving(dest)
+def announced(entries) -> dict:
+    """A plan announcing every entry as it is sent: the source's manifest lies as its stream
+    does (the receiver's own checks must hold whatever the plan)."""
+    plan: dict = {}
+    for header, _ in entries:
+        if isinstance(header, dict) and isinstance(header.get("p"), str):
+            plan.setdefault(header["p"], [header.get("k"), header.get("s", 0), header.get("l", "")])
+    return plan
+
+
+def receive(dest, entries, plan=None):
+    """Run the receiver for `entries` (announced as sent unless `plan` says otherwise); its exit
+    status and stderr."""
+    receiver, port = receiving(dest, plan=announced(entries) if plan is None else plan)
     send_raw(port, entries)
     err = receiver.stderr.read()
     return receiver.wait(timeout=30), err
@@ -208,7 +219,11 @@ def one_file_tree(tmp_path: Path) -> tuple[Path, list[str]]:
     src = tmp_path / "src"
     (src / "blobs").mkdir(parents=True)
     (src / "blobs" / HEX64).write_bytes(b"weights")
-    return src, ["blobs", f"blobs/{HEX64}"]
+    return src, [f"blobs/{HEX64}"]
+
+
+def receiving_one_file(tmp_path: Path):
+    return receiving(tmp_path / "dest", plan={f"blobs/{HEX64}": ["f", 7, ""]})
 
 
 def send_files(src: Path, port: int, names: list[str], timeout: float) -> subprocess.CompletedProcess:
@@ -235,7 +250,7 @@ def test_a_silent_host_other_than_the_source_cannot_hold_the_receiver(tmp_path):
     """Any host reaching the data address could connect first and say nothing: the receiver read
     from it for 300 s while the source waited. Now it is turned away unread, at once."""
     src, names = one_file_tree(tmp_path)
-    receiver, port = receiving(tmp_path / "dest")
+    receiver, port = receiving_one_file(tmp_path)
     with socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.2", 0)) as squatter:
         assert closed_on_us(squatter)  # without a byte read or sent
         assert receiver.stderr.readline().split() == ["REFUSED", "127.0.0.2"]
@@ -248,7 +263,7 @@ def test_a_silent_connection_from_the_source_is_dropped_after_a_short_wait(tmp_p
     """From the source's own address (another program there, a stale connection): the token must
     come within seconds, then the real sender gets in."""
     src, names = one_file_tree(tmp_path)
-    receiver, port = receiving(tmp_path / "dest")
+    receiver, port = receiving_one_file(tmp_path)
     with socket.create_connection(("127.0.0.1", port)) as silent:
         assert closed_on_us(silent)
         assert receiver.stderr.readline().split() == ["REFUSED", "127.0.0.1"]
@@ -259,7 +274,7 @@ def test_a_silent_connection_from_the_source_is_dropped_after_a_short_wait(tmp_p
 
 def test_a_wrong_token_is_refused_and_the_right_one_still_gets_in(tmp_path):
     src, names = one_file_tree(tmp_path)
-    receiver, port = receiving(tmp_path / "dest")
+    receiver, port = receiving_one_file(tmp_path)
     for wrong in (TOKEN[:-1] + "0", TOKEN[:8], TOKEN + "00", ""):
         with socket.create_connection(("127.0.0.1", port)) as s:
             s.sendall(wrong.encode() + b"\n")
@@ -267,3 +282,31 @@ def test_a_wrong_token_is_refused_and_the_right_one_still_gets_in(tmp_path):
         assert receiver.stderr.readline().split() == ["REFUSED", "127.0.0.1"]
     sent = send_files(src, port, names, timeout=20)
     assert sent.returncode == 0 and receiver.wait(timeout=10) == 0, sent.stderr
+
+
+# --- limits (finding 16) ------------------------------------------------------------------
+
+
+def test_a_file_longer_than_its_manifest_announced_is_refused_before_a_byte_is_written(tmp_path):
+    dest = tmp_path / "entry"
+    code, err = receive(
+        dest,
+        [({"p": f"blobs/{HEX64}", "k": "f", "s": 1 << 20}, bytes(1 << 20))],
+        {f"blobs/{HEX64}": ["f", 3, ""]},
+    )
+    assert code == 1 and f"BAD header: blobs/{HEX64}: 1048576 bytes, the manifest announced 3" in err, err
+    assert not (dest / "blobs").exists()
+
+
+def test_entries_the_manifest_did_not_announce_or_sent_twice_are_refused(tmp_path):
+    plan = {f"blobs/{HEX64}": ["f", 3, ""], "snapshots/r1/a": ["l", 0, f"../../blobs/{HEX64}"]}
+    cases = {
+        "blobs/other": [({"p": "blobs/other", "k": "f", "s": 3}, b"abc")],
+        f"blobs/{HEX64}": [({"p": f"blobs/{HEX64}", "k": "f", "s": 3}, b"abc")] * 2,
+        "snapshots/r1/a": [({"p": "snapshots/r1/a", "k": "l", "l": f"../../blobs/{HEX40}"}, b"")],
+        "snapshots/r1/b": [({"p": "snapshots/r1/b", "k": "d"}, b"")],
+    }
+    for refused, entries in cases.items():
+        code, err = receive(tmp_path / "entry", entries, plan)
+        assert code == 1 and f"BAD header: {refused}: " in err and "Traceback" not in err, err
+    assert sorted(os.listdir(tmp_path / "entry")) == ["blobs"]

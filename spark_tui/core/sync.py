@@ -29,6 +29,9 @@ Emit = Callable[[object], object]
 PORT_WAIT = 30.0  # seconds for a receiver to say which port it listens on
 RECEIVER_GRACE = 3.0  # seconds receivers get to end after their sender failed
 HEADER_BYTES = 200  # what SEND_FILES adds per entry (its JSON header line), about
+# A model's cache entry holds tens to a few thousand entries; a source announcing more is refused
+# (a compromised node could otherwise make the targets create files without end).
+MAX_ENTRIES = 100_000
 
 
 class SyncError(Exception):
@@ -66,9 +69,11 @@ class _Run:
                 "network; sync copies node to node only (never through this machine): fix the link first"
             )
 
-    async def receiver(self, target: str, source: str, command: list[str], port: asyncio.Future):
+    async def receiver(
+        self, target: str, source: str, command: list[str], port: asyncio.Future, given: str = ""
+    ):
         """Start the receiver on `target`: `command` with its program's arguments (bind address,
-        sync id, source address) at `{args}`; the token on its stdin."""
+        sync id, source address) at `{args}`; the token on its stdin, then `given`."""
 
         def line(text: str) -> None:
             parts = text.split()
@@ -79,7 +84,7 @@ class _Run:
         args = [self.ip(target), self.id, self.ip(source)]
         i = command.index("{args}")
         argv = command[:i] + args + command[i + 1 :]
-        return await self.nodes.transports[target].stream(argv, line, self.token + "\n")
+        return await self.nodes.transports[target].stream(argv, line, self.token + "\n" + given)
 
     async def ports(self, waits: dict[str, asyncio.Future], tasks: dict[str, asyncio.Task]) -> dict[str, int]:
         out = {}
@@ -210,13 +215,15 @@ async def _transfer(
     sender: list[str],
     total: int,
     stdin: str = "",
+    given: str = "",
 ) -> dict[str, object]:
     """Receivers on the targets and one sender on the source (`sender` + sync id), started
     together: the sender learns the token and the receivers' addresses on its stdin once they
-    listen, then reads `stdin`. Per target its receiver's Result, or why it failed."""
+    listen, then reads `stdin`; each receiver reads `given` after the token. Per target its
+    receiver's Result, or why it failed."""
     loop = asyncio.get_running_loop()
     waits = {t: loop.create_future() for t in targets}
-    tasks = {t: asyncio.ensure_future(run.receiver(t, source, receiver(t), waits[t])) for t in targets}
+    tasks = {t: asyncio.ensure_future(run.receiver(t, source, receiver(t), waits[t], given)) for t in targets}
     failed: dict[str, str] = {}
     addr: dict[str, str] = {}  # HOST:PORT -> target, once the receivers listen
 
@@ -310,6 +317,11 @@ async def _sync_model(run: _Run, source: str | None, targets: list[str] | None) 
     if source is None:
         raise SyncError(f"no node holds a complete copy of {model}: download it on one node first")
     src = found[source]
+    if len(src.files) > MAX_ENTRIES:
+        raise SyncError(
+            f"{source}'s copy of {model} holds {len(src.files)} entries, more than a model's cache entry "
+            f"does ({MAX_ENTRIES}): not copied"
+        )
     if problems(src, []):
         raise SyncError(f"{source}'s copy of {model} is not complete: {problems(src, [])[0]}")
     plans = {}
@@ -334,6 +346,8 @@ async def _sync_model(run: _Run, source: str | None, targets: list[str] | None) 
                 ["python3", "-c", SEND_FILES, src.directory],
                 sum((src.files[r][1] if src.files[r][0] == "f" else 0) + HEADER_BYTES for r in need),
                 json.dumps(need),
+                # What the receiver accepts: these entries, each once, as the manifest announced.
+                json.dumps({r: src.files[r][:3] for r in need}),
             )
             for t, need in plans.items()
         )

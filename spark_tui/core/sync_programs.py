@@ -16,7 +16,7 @@ read in `ps`); argv holds the sync's id instead, a name that is no secret, for `
 from __future__ import annotations
 
 # Accepts the source's connection: argv = bind address, sync id, source address; stdin = the
-# token; leaves `conn`. Any host reaching the data address can connect: a peer other than the
+# token, then the receiver's input (left in `given`); leaves `conn`. Any host reaching the data address can connect: a peer other than the
 # source is turned away before a byte is read, and the source's connection must bring the token
 # within TOKEN_WAIT seconds (compared in constant time), so no one can hold the receiver by
 # connecting first and saying nothing.
@@ -25,6 +25,7 @@ import hmac, ipaddress, socket, sys, time
 TOKEN_WAIT = 10
 ip, source = sys.argv[1], sys.argv[3]
 token = sys.stdin.readline().strip().encode()
+given = sys.stdin.read()  # what follows the token: the receiver's own input
 sources = {ipaddress.ip_address(a[4][0].split("%")[0]) for a in socket.getaddrinfo(source, None)}
 srv = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
 srv.bind((ip, 0))
@@ -206,7 +207,15 @@ fan.close()
 RECEIVE_FILES = (
     ACCEPT
     + r"""
-import fcntl, json, os, re, socket, struct
+import fcntl, json, os, re, signal, socket, struct
+def ended(*_):  # pkill after a cancel: end through the finally blocks that remove partial files
+    print("ENDED by a signal", file=sys.stderr, flush=True)
+    raise SystemExit(1)
+signal.signal(signal.SIGTERM, ended)
+# From this machine: each path the source's manifest announced [kind, size, link]. Only those
+# arrive, each once and as announced: the stream can neither grow a file past its announced
+# size nor add entries.
+plan = json.loads(given or "{}")
 SUFFIX = ".spark-tui-part"
 LINK = re.compile(r"((?:\.\./)+)blobs/(?:[0-9a-f]{40}|[0-9a-f]{64})")
 DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -335,11 +344,18 @@ while True:
     rel, kind, size = m.get("p"), m["k"], m.get("s")
     if kind == "f" and (type(size) is not int or size < 0):
         bad(f"size {size!r}")
+    want = plan.pop(rel, None) if isinstance(rel, str) else None
+    if want is None:
+        bad(f"{str(rel)[:200]}: not announced by the manifest, or sent twice")
+    if kind != want[0] or (kind == "l" and m.get("l") != want[2]):
+        bad(f"{rel}: not the {want[0]} the manifest announced")
+    if kind == "f" and size != want[1]:
+        bad(f"{rel}: {size} bytes, the manifest announced {want[1]}")
     parts = parts_of(rel)
     if parts and kind == "l" and not link_ok(parts, m.get("l")):
         parts = None
     fd = walk(parts if kind == "d" else parts[:-1]) if parts else None
-    ok = fd is not None
+    ok, tmp = fd is not None, None
     try:
         if kind == "f":
             out = None
@@ -351,10 +367,14 @@ while True:
                     ok = False
             try:
                 copy(out, size, rel)
+            except OSError as exc:  # the connection reset, the receive timeout, a full disk
+                print("CUT", rel, exc, file=sys.stderr, flush=True)
+                raise SystemExit(1)
             finally:
                 if out is not None:
                     os.close(out)
             ok = ok and place(fd, tmp, parts[-1])
+            tmp = None
             n += ok
         elif kind == "l" and ok:
             try:
@@ -363,8 +383,14 @@ while True:
             except OSError:
                 ok = False
             ok = ok and place(fd, tmp, parts[-1])
+            tmp = None
     finally:
         if fd is not None:
+            if tmp is not None:  # ended before the file was whole: no partial file stays
+                try:
+                    os.unlink(tmp, dir_fd=fd)
+                except OSError:
+                    pass
             os.close(fd)
     if not ok:
         print("SKIP", str(rel)[:200], file=sys.stderr, flush=True)
