@@ -22,7 +22,8 @@ from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.core.events import Failed, Stage, StageName, StageStatus
 from spark_tui.core.model_files import Manifest, manifests, problems
 from spark_tui.core.nodes import Nodes
-from spark_tui.core.sync_programs import RECEIVE, RECEIVE_FILES, SEND_FILES, SEND_STREAM
+from spark_tui.core.sync_image_program import RECEIVE
+from spark_tui.core.sync_programs import RECEIVE_FILES, SEND_FILES, SEND_STREAM
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[object], object]
@@ -32,6 +33,13 @@ HEADER_BYTES = 200  # what SEND_FILES adds per entry (its JSON header line), abo
 # A model's cache entry holds tens to a few thousand entries; a source announcing more is refused
 # (a compromised node could otherwise make the targets create files without end).
 MAX_ENTRIES = 100_000
+
+
+def stream_cap(size: int) -> int:
+    """The most bytes an image's `docker save` stream may carry: its layers' tars hold the image's
+    bytes plus headers (about 8% more for the test image's small files), so twice plus 256 MiB
+    is never reached by a real image and stops a source that streams without end."""
+    return 2 * size + (256 << 20)
 
 
 class SyncError(Exception):
@@ -178,11 +186,21 @@ async def _sync_image(run: _Run, source: str | None, targets: list[str] | None) 
         return True
     await run.check_paths(source, todo)
     # `docker load` tags nothing unless the whole stream arrived: an interrupted copy leaves no image.
+    # The receiver lets through only an archive naming `image`, and at most stream_cap() bytes of it.
+    cap = str(stream_cap(size))
     results = await _transfer(
         run,
         source,
         todo,
-        lambda t: ["python3", "-c", RECEIVE, "{args}", f"unix://{config.node(t)['docker_socket']}"],
+        lambda t: [
+            "python3",
+            "-c",
+            RECEIVE,
+            "{args}",
+            f"unix://{config.node(t)['docker_socket']}",
+            image,
+            cap,
+        ],
         ["python3", "-c", SEND_STREAM, f"unix://{config.node(source)['docker_socket']}", image],
         size,
     )

@@ -4,7 +4,8 @@ only starts the programs and reads their progress lines (stderr: `PORT n`, `SENT
 
 A receiver listens on its node's data address, accepts only a connection from the source's
 address that opens with the sync's random token, and hands what it receives to `docker load`
-(an image: it tags nothing unless the whole stream arrived) or writes the files it carries (a
+(an image, core/sync_image_program.py: it tags nothing unless the whole stream arrived, and
+nothing but the image asked for) or writes the files it carries (a
 model's cache entry: each file written under a temporary name and renamed when whole, so an
 interrupted sync leaves no file that looks complete). One sender fans one stream out to every
 target.
@@ -56,28 +57,6 @@ while True:
     conn.close()
 srv.close()
 """
-
-# Receiver of an image: argv[4] = the node's docker host; the stream goes into `docker load`.
-RECEIVE = (
-    ACCEPT
-    + r"""
-import subprocess
-load, n = subprocess.Popen(["docker", "-H", sys.argv[4], "load"], stdin=subprocess.PIPE), 0
-try:
-    while True:
-        block = conn.recv(1 << 20)
-        if not block:
-            break
-        load.stdin.write(block)
-        n += len(block)
-    load.stdin.close()
-except OSError as exc:  # the connection cut, or docker load gone: nothing may be tagged
-    load.kill()
-    print("CUT", n, exc, file=sys.stderr, flush=True)
-print("RECEIVED", n, file=sys.stderr, flush=True)
-raise SystemExit(load.wait())
-"""
-)
 
 # What the senders share: connecting to every target (HOST:PORT) with the token, sending one
 # stream to all of them, progress lines.

@@ -1,0 +1,111 @@
+"""`sync image`'s receiver against a compromised source (issue 23, finding 16): the real receiver
+program on this machine, loading into a namespace test node's real docker engine, fed a real
+`docker save` stream that a hostile source has edited."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from spark_tui.core.sync import stream_cap
+from spark_tui.core.sync_image_program import RECEIVE
+from tests.cluster import cluster as tc
+
+pytestmark = pytest.mark.cluster
+TOKEN = "0123456789abcdef"
+VICTIM = "victim/app:latest"  # an image the target already holds, which the stream must not retag
+
+
+def saved(node, tmp_path) -> bytes:
+    path = tmp_path / "saved.tar"
+    tc.run(["docker", "-H", node.docker_host, "save", "-o", str(path), tc.IMAGE])
+    return path.read_bytes()
+
+
+def edited(tar: bytes, how: str) -> bytes:
+    """The saved archive with manifest.json's RepoTags naming VICTIM too, placed as `how` says:
+    where docker looks for it, under a long name only a PAX header gives, or reached through a
+    link to the archive's top."""
+    src = tarfile.open(fileobj=io.BytesIO(tar))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as dst:
+        for member in src.getmembers():
+            f = src.extractfile(member) if member.isfile() else None
+            data = f.read() if f is not None else None
+            if member.name == "manifest.json" and data is not None:
+                doc = json.loads(data)
+                doc[0]["RepoTags"].append(VICTIM)
+                data = json.dumps(doc).encode()
+                member.size = len(data)
+                if how == "pax-path":
+                    member.name = "a/" * 40 + "../" * 40 + "manifest.json"  # over 100 characters
+                elif how == "through-a-link":
+                    link = tarfile.TarInfo("d")
+                    link.type, link.linkname = tarfile.SYMTYPE, "."
+                    dst.addfile(link)
+                    member.name = "d/manifest.json"
+            dst.addfile(member, io.BytesIO(data) if data is not None else None)
+    return out.getvalue()
+
+
+def receive(node, stream: bytes, cap: int) -> tuple[int, str]:
+    """The image receiver on loopback, loading into `node`'s engine; `stream` sent as the source."""
+    receiver = subprocess.Popen(
+        [sys.executable, "-c", RECEIVE, "127.0.0.1", "spark-tui-sync-test", "127.0.0.1", node.docker_host]
+        + [tc.IMAGE, str(cap)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert receiver.stdin is not None and receiver.stderr is not None
+    receiver.stdin.write(TOKEN + "\n")
+    receiver.stdin.close()
+    port = int(receiver.stderr.readline().split()[1])
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        try:
+            s.sendall(TOKEN.encode() + b"\n" + stream)
+        except OSError:  # refused part-way
+            pass
+    err = receiver.stderr.read()
+    return receiver.wait(timeout=60), err
+
+
+def image_id(cluster, node, image):
+    out = cluster.docker(node, "image", "inspect", "--format", "{{.Id}}", image, check=False)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+@pytest.mark.parametrize("how", ["manifest", "pax-path", "through-a-link", "too-long", "unchanged"])
+def test_an_image_stream_retags_nothing_but_the_image_asked_for(cluster, tmp_path, how):
+    head, target = cluster.nodes[:2]
+    cluster.import_image(target, image=VICTIM, variant="other")
+    victim = image_id(cluster, target, VICTIM)
+    cluster.delete_image(target)
+    try:
+        tar = saved(head, tmp_path)
+        stream = tar if how in ("too-long", "unchanged") else edited(tar, how)
+        code, err = receive(target, stream, len(tar) - 1 if how == "too-long" else stream_cap(len(tar)))
+        assert image_id(cluster, target, VICTIM) == victim  # never retagged
+        if how == "unchanged":
+            assert code == 0 and "REJECTED" not in err, err
+            assert image_id(cluster, target, tc.IMAGE) == image_id(cluster, head, tc.IMAGE)
+            return
+        assert code == 1 and image_id(cluster, target, tc.IMAGE) is None, err  # nothing loaded
+        said = err.strip().splitlines()[-1]
+        assert (
+            said
+            == {
+                "manifest": f"REJECTED the stream's manifest.json names {VICTIM}; only {tc.IMAGE} was asked for",
+                "pax-path": f"REJECTED the stream's manifest.json names {VICTIM}; only {tc.IMAGE} was asked for",
+                "through-a-link": "REJECTED a member under the link 'd'",
+                "too-long": f"REJECTED more than {len(tar) - 1} bytes, the most this image may take",
+            }[how]
+        )
+    finally:
+        cluster.delete_image(target, VICTIM)
