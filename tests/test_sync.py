@@ -132,6 +132,31 @@ def test_interrupted_image_sync_leaves_no_image_and_simply_runs_again(cluster, t
     assert ok and layers(cluster, target) == layers(cluster, head), got
 
 
+def test_a_receiver_listens_on_its_nodes_data_address_only(cluster, tmp_path):
+    """Not on every address of the node: only hosts on the data network can reach it (and of
+    those only the source gets past its first check; tests/test_sync_hostile.py). The source's
+    TCP to the target is dropped here so that the receiver is still listening when looked at."""
+    head, target = cluster.nodes[:2]
+    cluster.delete_image(target)
+    rule = ["OUTPUT", "-p", "tcp", "-d", target.ip, "-j", "DROP"]
+    tc.run(["ip", "netns", "exec", head.netns, "iptables", "-I", *rule])
+    listening: list[str] = []
+
+    def listens(e) -> bool:
+        if isinstance(e, ev.Stage) and e.node == target.name and e.status == "started":
+            ss = tc.run(["ip", "netns", "exec", target.netns, "ss", "-Htlnp"]).stdout
+            listening.extend(line for line in ss.splitlines() if "python3" in line)
+            return True
+        return False
+
+    try:
+        result, got = run_sync(config_for(cluster, 2, tmp_path), cancel_on=listens)
+    finally:
+        tc.run(["ip", "netns", "exec", head.netns, "iptables", "-D", *rule])
+    assert result is None and len(listening) == 1, (listening, got)
+    assert listening[0].split()[3].startswith(f"{target.ip}:"), listening
+
+
 def test_sync_stops_when_the_source_cannot_reach_a_target(cluster, tmp_path):
     """No fall-back through this machine: the pair is named and nothing is copied."""
     head, target = cluster.nodes[:2]
