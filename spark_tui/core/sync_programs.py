@@ -56,6 +56,8 @@ while True:
     print("REFUSED", peer[0], file=sys.stderr, flush=True)
     conn.close()
 srv.close()
+# From here the stream's own pace: `docker save` writes a whole image out before its first byte.
+conn.settimeout(300)
 """
 
 # What the senders share: connecting to every target (HOST:PORT) with the token, sending one
