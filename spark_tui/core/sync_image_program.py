@@ -17,13 +17,10 @@ from __future__ import annotations
 
 from spark_tui.core.sync_programs import ACCEPT
 
-# Receiver of an image: argv[4] = the node's docker host, argv[5] = the image asked for, argv[6] =
-# the most bytes the stream may carry.
-RECEIVE = (
-    ACCEPT
-    + r"""
-import json, posixpath, subprocess, threading
-image, cap = sys.argv[5], int(sys.argv[6])
+# The tar walk: Gate(write, image).feed(block) passes the archive on to `write`, holding back what
+# names images until read; raises Refused. (Apart from RECEIVE so that tests run it in-process.)
+TAR_GATE = r"""
+import json, posixpath
 def norm(ref):
     # How docker names a reference: Docker Hub's prefixes dropped, ":latest" when no tag.
     for p in ("docker.io/library/", "index.docker.io/library/", "docker.io/", "index.docker.io/"):
@@ -31,11 +28,9 @@ def norm(ref):
             ref = ref[len(p):]
             break
     return ref if "@" in ref or ":" in ref.rsplit("/", 1)[-1] else ref + ":latest"
-WANTED = norm(image)
-TAG = WANTED.rsplit(":", 1)[-1] if "@" not in WANTED else ""
 class Refused(Exception):
     pass
-def names_in(member, data):
+def names_in(member, data, tag):
     # The image names a tag-bearing member gives (each must be the one asked for).
     doc = json.loads(data)
     if member == "manifest.json":
@@ -47,7 +42,7 @@ def names_in(member, data):
         notes = m.get("annotations") or {}
         out += [notes[k] for k in ("io.containerd.image.name",) if k in notes]
         ref = notes.get("org.opencontainers.image.ref.name")
-        if ref is not None and ref != TAG:
+        if ref is not None and ref != tag:
             out.append(ref)
     return out
 def number(field):
@@ -71,7 +66,9 @@ def pax(data):
         i = end
     return out
 class Gate:
-    def __init__(self, write):
+    def __init__(self, write, image):
+        self.image, self.wanted = image, norm(image)
+        self.tag = self.wanted.rsplit(":", 1)[-1] if "@" not in self.wanted else ""
         self.write, self.head, self.left, self.held, self.size = write, b"", 0, None, 0
         self.meta, self.member, self.pax, self.long, self.links, self.ended = None, None, {}, None, set(), False
     def feed(self, block):
@@ -159,18 +156,28 @@ class Gate:
             elif self.meta == b"L":
                 self.long = text(data)
             elif self.meta is None:
-                others = sorted({n for n in names_in(self.member, data) if norm(n) != WANTED})
+                others = sorted({n for n in names_in(self.member, data, self.tag) if norm(n) != self.wanted})
                 if others:
-                    raise Refused(f"the stream's {self.member} names {', '.join(others)[:300]}; only {image} was asked for")
+                    raise Refused(f"the stream's {self.member} names {', '.join(others)[:300]}; only {self.image} was asked for")
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             raise Refused(f"an unreadable {self.member or 'extended header'}: {exc}")
         self.meta = None
         self.write(held)
+"""
+
+# Receiver of an image: argv[4] = the node's docker host, argv[5] = the image asked for, argv[6] =
+# the most bytes the stream may carry.
+RECEIVE = (
+    ACCEPT
+    + TAR_GATE
+    + r"""
+import subprocess, threading
+image, cap = sys.argv[5], int(sys.argv[6])
 load = subprocess.Popen(["docker", "-H", sys.argv[4], "load"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 said = []
 reader = threading.Thread(target=lambda: said.append(load.stdout.read().decode("utf-8", "replace")), daemon=True)
 reader.start()
-gate, n = Gate(load.stdin.write), 0
+gate, n = Gate(load.stdin.write, image), 0
 try:
     while True:
         block = conn.recv(1 << 20)
@@ -192,7 +199,7 @@ print("RECEIVED", n, file=sys.stderr, flush=True)
 code = load.wait()
 reader.join(30)
 loaded = [l.split(":", 1)[1].strip() for l in "".join(said).splitlines() if l.startswith("Loaded image:")]
-others = [l for l in loaded if norm(l) != WANTED]
+others = [l for l in loaded if norm(l) != norm(image)]
 if others:  # the gate should have stopped it; said all the same, never passed silently
     print("RETAGGED: docker load tagged", ", ".join(others)[:300], "besides", image, file=sys.stderr, flush=True)
     raise SystemExit(1)
