@@ -28,6 +28,7 @@ def norm(ref):
             ref = ref[len(p):]
             break
     return ref if "@" in ref or ":" in ref.rsplit("/", 1)[-1] else ref + ":latest"
+HIGH, ZERO = bytes(range(128, 256)), bytes(512)
 class Refused(Exception):
     pass
 def names_in(member, data, tag):
@@ -92,14 +93,15 @@ class Gate:
                 head, self.head = self.head, b""
                 self.header(head)
     def header(self, head):
-        if not any(head):
+        if head == ZERO:
             self.ended = True
             self.write(head)
             return
         if self.ended:
             raise Refused("data after the archive's end")
-        unsigned = sum(head[:148]) + 8 * 32 + sum(head[156:])
-        signed = unsigned - 256 * sum(1 for c in head[:148] + head[156:] if c > 127)
+        body = head[:148] + head[156:]  # the checksum sums the header with its own field as spaces
+        unsigned = sum(body) + 8 * 32
+        signed = unsigned - 256 * (len(body) - len(body.translate(None, HIGH)))
         try:
             if number(head[148:156]) not in (unsigned, signed):
                 raise Refused("a header with a bad checksum")
