@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import socket
 import subprocess
 import sys
 import tarfile
 import time
+from pathlib import Path
 
 import pytest
 
+from spark_tui.core import events as ev
 from spark_tui.core.sync import stream_cap
 from spark_tui.core.sync_image_program import RECEIVE
 from tests.cluster import cluster as tc
@@ -114,3 +117,56 @@ def test_an_image_stream_retags_nothing_but_the_image_asked_for(cluster, tmp_pat
         )
     finally:
         cluster.delete_image(target, VICTIM)
+
+
+# A compromised source: its `docker save` adds VICTIM to the archive's tags (the node's own
+# /usr/local/bin comes first on its PATH).
+HOSTILE_DOCKER = """#!/usr/bin/env python3
+import io, json, os, subprocess, sys, tarfile
+if os.environ.get("HOSTILE_DOCKER_INSIDE"):  # never a fork bomb, whatever REAL turns out to be
+    raise SystemExit("the hostile docker wrapper called itself")
+os.environ["HOSTILE_DOCKER_INSIDE"] = "1"
+args = sys.argv[1:]
+if "save" not in args:
+    os.execv(REAL, [REAL, *args])
+saved = tarfile.open(fileobj=io.BytesIO(subprocess.run([REAL, *args], stdout=subprocess.PIPE, check=True).stdout))
+out = tarfile.open(fileobj=sys.stdout.buffer, mode="w|", format=tarfile.PAX_FORMAT)
+for member in saved.getmembers():
+    f = saved.extractfile(member) if member.isfile() else None
+    data = f.read() if f is not None else None
+    if member.name == "manifest.json":
+        doc = json.loads(data)
+        doc[0]["RepoTags"].append(VICTIM)
+        data = json.dumps(doc).encode()
+        member.size = len(data)
+    out.addfile(member, io.BytesIO(data) if data is not None else None)
+out.close()
+"""
+
+
+def test_a_compromised_source_cannot_retag_an_image_on_the_target_and_the_sync_says_so(cluster, tmp_path):
+    from tests.test_sync import config_for, run_sync
+
+    head, target = cluster.nodes[:2]
+    cluster.import_image(target, image=VICTIM, variant="other")
+    victim = image_id(cluster, target, VICTIM)
+    cluster.delete_image(target)
+    wrapper = Path(head.dir) / "bin" / "docker"
+    real = shutil.which("docker", path="/usr/bin:/bin")  # not /usr/local/bin: the node's own, the wrapper
+    assert real is not None
+    wrapper.write_text(HOSTILE_DOCKER.replace("REAL", repr(real)).replace("VICTIM", repr(VICTIM)))
+    wrapper.chmod(0o755)
+    try:
+        ok, got = run_sync(config_for(cluster, 2, tmp_path))
+        assert image_id(cluster, target, VICTIM) == victim and image_id(cluster, target, tc.IMAGE) is None
+    finally:
+        wrapper.unlink()
+        cluster.delete_image(target, VICTIM)
+    failed = [e for e in got if isinstance(e, ev.Stage) and e.status == "failed"]
+    assert not ok and [(e.node, e.detail) for e in failed] == [
+        (
+            target.name,
+            f"copy to {target.name} failed: REJECTED the stream's manifest.json names {VICTIM}; "
+            f"only {tc.IMAGE} was asked for",
+        )
+    ], got
