@@ -73,10 +73,15 @@ SETTINGS = settings(
 @given(st.lists(MEMBER, max_size=8), FORMATS, st.lists(st.integers(0, 1 << 16), max_size=12))
 def test_an_archive_naming_only_the_image_asked_for_passes_byte_for_byte(members, fmt, cuts):
     repositories = json.dumps({IMAGE.rsplit(":", 1)[0]: {"25.09-py3": "x"}}).encode()
+    notes = {"io.containerd.image.name": IMAGE, "org.opencontainers.image.ref.name": "25.09-py3"}
+    index = json.dumps({"schemaVersion": 2, "manifests": [{"annotations": notes}]}).encode()  # Docker >= 25
+    named = [
+        ("manifest.json", "f", manifest(IMAGE)),
+        ("repositories", "f", repositories),
+        ("index.json", "f", index),
+    ]
     try:  # USTAR splits a long name into prefix and name, where it can
-        stream = archive(
-            [*members, ("manifest.json", "f", manifest(IMAGE)), ("repositories", "f", repositories)], fmt
-        )
+        stream = archive([*members, *named], fmt)
     except ValueError:
         assume(False)
     passed, refused = through(stream, cuts)
