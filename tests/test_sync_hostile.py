@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -310,3 +311,16 @@ def test_entries_the_manifest_did_not_announce_or_sent_twice_are_refused(tmp_pat
         code, err = receive(tmp_path / "entry", entries, plan)
         assert code == 1 and f"BAD header: {refused}: " in err and "Traceback" not in err, err
     assert sorted(os.listdir(tmp_path / "entry")) == ["blobs"]
+
+
+def test_a_connection_reset_between_entries_ends_the_receiver_with_a_line(tmp_path):
+    import struct
+
+    receiver, port = receiving(tmp_path / "entry", plan={})
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(TOKEN.encode() + b"\n" + b'{"p": "a"')  # half a header, then a reset
+    time.sleep(0.5)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+    err = receiver.stderr.read()
+    assert receiver.wait(timeout=30) == 1 and "Traceback" not in err and "CUT" in err, err

@@ -221,7 +221,11 @@ def line():
     while b"\n" not in pending:
         if len(pending) > 1 << 16:
             bad("longer than 64 KiB")
-        more = conn.recv(1 << 16)
+        try:
+            more = conn.recv(1 << 16)
+        except OSError as exc:  # reset, or the receive timeout between files
+            print("CUT", exc, file=sys.stderr, flush=True)
+            raise SystemExit(1)
         if not more:
             return b""
         pending += more
@@ -326,7 +330,7 @@ while True:
     if kind == "f" and (type(size) is not int or size < 0):
         bad(f"size {size!r}")
     want = plan.pop(rel, None) if isinstance(rel, str) else None
-    if want is None:
+    if not isinstance(want, list) or len(want) < 3:
         bad(f"{str(rel)[:200]}: not announced by the manifest, or sent twice")
     if kind != want[0] or (kind == "l" and m.get("l") != want[2]):
         bad(f"{rel}: not the {want[0]} the manifest announced")
