@@ -309,6 +309,9 @@ def run(
     from bench import cockpit
 
     results["pane_render"] = cockpit.bench_pane_render(20 if quick else 200)
+    from bench import serving
+
+    results["serving_scrape"] = serving.bench_scrape(20 if quick else 200)
     results["logs_screen"] = cockpit.bench_logs(
         10_000 if quick else 1_000_000,
         flood_seconds=0.5 if quick else 10.0,
@@ -475,6 +478,7 @@ def run(
             ],
         )
     )
+    print(table(*serving.scrape_table(results["serving_scrape"])))
     from bench.sync import sync_table
 
     print(table(*sync_table(results["sync"])))
