@@ -14,10 +14,17 @@ from textual.widget import Widget
 COLOURS = ("red", "green", "cyan", "magenta", "yellow", "blue", "white", "orange")
 
 
-def chart(series: dict[str, list[float]], width: int, height: int, ymax: float | None, unit: str) -> Text:
+def chart(
+    series: dict[str, list[float]],
+    width: int,
+    height: int,
+    ymax: float | None,
+    unit: str,
+    what: str = "memory",
+) -> Text:
     """`series`: name -> values, oldest first, all sampled at the same times."""
     if width < 20 or height < 4 or not any(len(v) > 1 for v in series.values()):
-        return Text(f"memory ({unit}): collecting samples...", style="dim")
+        return Text(f"{what} ({unit}): collecting samples...", style="dim")
     plt.clear_figure()
     plt.plotsize(width, height)
     plt.theme("clear")
@@ -37,9 +44,9 @@ class MemoryPlot(Widget):
 
     DEFAULT_CSS = "MemoryPlot { height: 1fr; min-height: 6; }"
 
-    def __init__(self, unit: str = "GiB", **kwargs):
+    def __init__(self, unit: str = "GiB", what: str = "memory", **kwargs):
         super().__init__(**kwargs)
-        self.unit = unit
+        self.unit, self.what = unit, what
         self.series: dict[str, list[float]] = {}
         self.ymax: float | None = None
         self._drawn: tuple | None = None
@@ -58,5 +65,7 @@ class MemoryPlot(Widget):
         )
         if key != self._drawn:
             self._drawn = key
-            self._text = chart(self.series, self.size.width, self.size.height, self.ymax, self.unit)
+            self._text = chart(
+                self.series, self.size.width, self.size.height, self.ymax, self.unit, self.what
+            )
         return self._text
