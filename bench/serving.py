@@ -129,3 +129,93 @@ def scrape_table(r: dict) -> tuple[str, list[list]]:
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
     print(json.dumps(bench_scrape(), indent=1))
+
+
+def bench_serving_keys(seconds: float = 10.0, interval: float = 1.0) -> dict:
+    """Key latency on the serving screen while it scrapes the stand-in every `interval` seconds
+    (five times the default rate) with streaming requests running on it, and runs the node script
+    on this machine; every scrape redraws the four charts."""
+    from textual import events
+
+    from spark_tui.core.connection import LocalTransport
+    from spark_tui.core.node_load import NodeLoadTracker
+    from spark_tui.core.serving_metrics import MetricsScraper
+    from spark_tui.core.serving_signals import all_signals
+    from spark_tui.core.serving_watch import ServingLook
+    from spark_tui.ui.app import SparkApp
+    from spark_tui.ui.screens.serving import ServingScreen
+    from tests.frozen import FrozenCore, cluster_config
+
+    port = _free_port()
+    proc = start_standin(port, 2)
+    local = LocalTransport(None)  # type: ignore[arg-type]
+
+    class ScrapingCore(FrozenCore):
+        def __init__(self, config, reconfigure):
+            super().__init__(config, reconfigure)
+            self.scraper = MetricsScraper(local, "127.0.0.1", port)
+            self.tracker = NodeLoadTracker("spark-1")
+            self.scrapes = 0
+
+        async def serving(self):
+            figures, load = await asyncio.gather(self.scraper.scrape(), self.tracker.sample(local))
+            self.scrapes += 1
+            history = list(self.scraper.window.history)
+            loads = {"spark-1": load}
+            return ServingLook(figures, loads, all_signals("spark-1", history, {"spark-1": [load]}), history)
+
+    config, reconfigure = cluster_config(1, {"SPARK_TUI_METRICS_INTERVAL": str(interval)})
+    core = ScrapingCore(config, reconfigure)
+    app = SparkApp(core)
+    # Requests from another process (as clients are), so their work is not this process's.
+    client = (
+        "import json, urllib.request\n"
+        f"body = json.dumps({{'model': 'm', 'prompt': 'a b c d', 'max_tokens': 64, 'stream': True}}).encode()\n"
+        "while True:\n"
+        f"    r = urllib.request.Request('http://127.0.0.1:{port}/v1/completions', data=body, "
+        "headers={'content-type': 'application/json'})\n"
+        "    urllib.request.urlopen(r, timeout=30).read()\n"
+    )
+    load = subprocess.Popen(
+        [sys.executable, "-c", client], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    out: dict = {}
+
+    async def run() -> None:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("v")
+            await pilot.pause(0.5)
+            screen = app.screen
+            assert isinstance(screen, ServingScreen)
+            handled: list[float] = []
+            original = screen.refresh_view
+
+            def timed() -> None:
+                original()
+                handled.append(time.perf_counter())
+
+            screen.refresh_view = timed  # type: ignore[method-assign]
+            latencies: list[float] = []
+            deadline = time.perf_counter() + seconds
+            while time.perf_counter() < deadline or not latencies:
+                before, sent = len(handled), time.perf_counter()
+                app._driver.send_message(events.Key("r", "r"))
+                while len(handled) == before:
+                    await asyncio.sleep(0.001)
+                latencies.append(handled[-1] - sent)
+                await asyncio.sleep(0.1)
+            latencies.sort()
+            out["key_presses"] = len(latencies)
+            out["key_p50_ms"] = round(statistics.median(latencies) * 1000, 1)
+            out["key_p95_ms"] = round(latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000, 1)
+            out["key_max_ms"] = round(latencies[-1] * 1000, 1)
+            out["scrapes"] = core.scrapes
+            out["scrape_interval_s"] = interval
+
+    try:
+        asyncio.run(run())
+    finally:
+        for p in (load, proc):
+            p.kill()
+            p.wait()
+    return out

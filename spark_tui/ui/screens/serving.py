@@ -12,7 +12,7 @@ from textual.widgets import Footer, Header, Static
 from spark_tui.core.serving_watch import ServingLook
 from spark_tui.parsers.text import inert
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.widgets.memory_plot import MemoryPlot
+from spark_tui.ui.widgets.serving_plot import ServingPlot
 
 SIGNAL_STYLE = {"warn": "bold yellow", "fail": "bold red"}
 
@@ -75,7 +75,7 @@ class ServingScreen(Screen):
     def __init__(self, look: ServingLook | None):
         super().__init__(id="serving")
         self.look = look
-        self.plots = [MemoryPlot(unit, title, classes="serving-plot") for title, unit, _ in PLOTS]
+        self.plots = [ServingPlot(unit, title, classes="serving-plot") for title, unit, _ in PLOTS]
         self._figure_lines = Static(classes="serving-figures")
         self._node_lines = Static(classes="serving-nodes")
 
@@ -103,6 +103,10 @@ class ServingScreen(Screen):
             plot.update(series(look, figures), 100.0 if "kv_pct" in figures.values() else None)
         self._figure_lines.update(figures_text(look))
         self._node_lines.update(nodes_text(look))
+
+    def refresh_view(self) -> None:
+        """`r`: draw the latest look again (the app's watch brings a new one every metrics_interval)."""
+        self.show(getattr(self.app, "serving_look", None) or self.look)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -7,11 +7,15 @@ the data or the size changed."""
 
 from __future__ import annotations
 
+import threading
+
 import plotext as plt
 from rich.text import Text
 from textual.widget import Widget
 
 COLOURS = ("red", "green", "cyan", "magenta", "yellow", "blue", "white", "orange")
+# plotext draws into one module-level figure: one chart at a time, whichever thread draws it.
+DRAWING = threading.Lock()
 
 
 def chart(
@@ -25,6 +29,17 @@ def chart(
     """`series`: name -> values, oldest first, all sampled at the same times."""
     if width < 20 or height < 4 or not any(len(v) > 1 for v in series.values()):
         return Text(f"{what} ({unit}): collecting samples...", style="dim")
+    with DRAWING:
+        return _draw(series, width, height, ymax, unit)
+
+
+def _draw(series: dict[str, list[float]], width: int, height: int, ymax: float | None, unit: str) -> Text:
+    return Text.from_ansi(ansi_chart(series, width, height, ymax, unit), no_wrap=True)
+
+
+def ansi_chart(series: dict[str, list[float]], width: int, height: int, ymax: float | None, unit: str) -> str:
+    """plotext's drawing, as the string with colour escapes it builds (picklable: the serving
+    screen draws in another process)."""
     plt.clear_figure()
     plt.plotsize(width, height)
     plt.theme("clear")
@@ -36,7 +51,7 @@ def chart(
         plt.ylim(0, ymax)
     plt.ylabel(unit)
     plt.xticks([])
-    return Text.from_ansi(plt.build(), no_wrap=True)
+    return plt.build()
 
 
 class MemoryPlot(Widget):
