@@ -35,8 +35,12 @@ def test_serving_key_opens_the_screen_with_series_plots_and_signals():
             nodes = str(screen._node_lines.render())
             assert "WARN spark-1 KV cache full with requests waiting" in nodes
             assert "one twin carries the traffic, enP2p1s0f1np1 is idle" in nodes
-            plot = str(screen.plots[0].render())
-            assert "collecting samples" not in plot and "decode" in plot
+            for _ in range(100):  # the chart comes from the helper process when it is drawn
+                plot = str(screen.plots[0].render())
+                if "collecting samples" not in plot:
+                    break
+                await pilot.pause(0.1)
+            assert "decode" in plot and "collecting samples" not in plot
             await pilot.press("escape")
             await pilot.pause(0.1)
             assert isinstance(app.screen, DashboardScreen)

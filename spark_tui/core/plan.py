@@ -89,24 +89,13 @@ class ContainerSpec:
         return shlex.join(argv)
 
 
-# Settings of the cockpit's own display and reading: changing one never changes a container.
-DISPLAY_ONLY = (
-    "theme",
-    "keys",
-    "readonly",
-    "refresh_interval",
-    "log_buffer_lines",
-    "metrics_interval",
-    "metrics_window",
-    "metrics_max_bytes",
-)
-
-
 def config_hash(config: Config) -> str:
     """A short hash of everything that shapes the containers, so drift and restarts can be matched."""
     data = {
         "values": {
-            k: v.value for k, v in config.values.items() if not v.setting.secret and k not in DISPLAY_ONLY
+            k: v.value
+            for k, v in config.values.items()
+            if not v.setting.secret and v.setting.role == "container"
         },
         "nodes": [{k: v.value for k, v in n.values.items()} for n in config.nodes],
     }
