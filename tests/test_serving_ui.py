@@ -44,6 +44,12 @@ def test_serving_key_opens_the_screen_with_series_plots_and_signals():
             await pilot.press("escape")
             await pilot.pause(0.1)
             assert isinstance(app.screen, DashboardScreen)
+            app.core.serving_on = False  # the head's container is gone: the serving lines go
+            for _ in range(50):
+                if app.serving_look is None:
+                    break
+                await pilot.pause(0.1)
+            assert app.serving_look is None and pane._serving.has_class("-empty")
 
     asyncio.run(flow())
 

@@ -40,6 +40,7 @@ class SparkCommands(Provider):
             ("Tear down", app.action_teardown, "stop and remove the cluster's containers (asks first)"),
             ("Run check", partial(app.open_wizard, "check"), "every check on every node"),
             ("Logs: all nodes", partial(app.open_logs, ALL), "follow every spark-tui container, merged"),
+            ("Serving figures", app.action_serving, "tokens/s, latency, KV, queue, node signals"),
         ]
         out += [
             (f"Logs: node {n.name}", partial(app.open_logs, n.name), f"follow {n.name}'s container")
@@ -129,7 +130,7 @@ class SparkApp(App):
         answers None before, without asking anything)."""
         while True:
             look = await self.core.serving()
-            if look is not None:
+            if look is not None or self.serving_look is not None:
                 self.post_message(ServingRefreshed(look))
             await asyncio.sleep(self.core.config["metrics_interval"])
 

@@ -65,9 +65,10 @@ class JobDone(Message):
 
 @dataclass
 class ServingRefreshed(Message):
-    """New serving figures, node loads and signals (every metrics_interval once serving)."""
+    """New serving figures, node loads and signals (every metrics_interval once serving); None
+    when the cluster stopped serving (its container no longer runs on the head)."""
 
-    look: ServingLook
+    look: ServingLook | None
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, ServingRefreshed)

@@ -40,9 +40,12 @@ class DashboardScreen(Screen):
     def show(self, view: NodeView) -> None:
         self.panes[view.node].show(view)
 
-    def show_serving(self, look: ServingLook) -> None:
+    def show_serving(self, look: ServingLook | None) -> None:
         for name, pane in self.panes.items():
-            pane.show_serving(look.loads.get(name), [s for s in look.signals if s.node == name])
+            if look is None:
+                pane.show_serving(None, [])  # no longer serving: the line goes
+            else:
+                pane.show_serving(look.loads.get(name), [s for s in look.signals if s.node == name])
 
     def set_banner(self, text: str) -> None:
         banner = self.query_one("#banner", Static)
