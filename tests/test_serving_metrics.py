@@ -208,3 +208,22 @@ async def test_bad_metrics_answers_are_one_line_and_fall_back_to_the_log(server,
 async def test_nothing_listening_and_no_log_says_so():
     got = await _scraper(_free_port(), timeout=1.0).scrape()
     assert got.origin == "none" and "ConnectError" in got.problem and "\n" not in got.problem
+
+
+async def test_an_old_standin_serves_the_old_names_and_they_are_named():
+    port = _free_port()
+    args = (port, "old-m", "org/model", "0.9.2", 4096)
+    threading.Thread(target=vllm_http.serve, args=args, kwargs={"host": "127.0.0.1"}, daemon=True).start()
+    scraper = _scraper(port)
+    for _ in range(50):
+        got = await scraper.scrape()
+        if got.origin == "metrics":
+            break
+        time.sleep(0.05)
+    assert got.version == "0.9.2"
+    assert got.figures["kv_pct"].source == "vllm:gpu_cache_usage_perc"
+    assert got.figures["prefix_hit_pct"].source.startswith("rate(vllm:gpu_prefix_cache_hits_total)")
+    assert got.figures["itl_p50"].note == "no requests since the server started"  # there, but empty
+    spec = got.figures["spec_accept_pct"]
+    assert spec.value is None and spec.note == "not exposed by vLLM 0.9.2 (speculative decoding off)"
+    await scraper.close()

@@ -147,12 +147,17 @@ class MetricsWindow:
                     put(k, f"{label} p{q}", "s", None, "", absent)
                     continue
                 span = cur.at - oldest.at
-                source = f"{name}_bucket over {span:.0f}s"
+                source = f"{name}_bucket " + ("since start" if oldest is cur else f"over {span:.0f}s")
                 deltas = _bucket_deltas(
                     cur.buckets.get(name, {}), oldest.buckets.get(name, {}), oldest is cur
                 )
                 value = quantile(q / 100, deltas)
-                put(k, f"{label} p{q}", "s", value, source, f"no requests in the last {span:.0f}s")
+                quiet = (
+                    "no requests since the server started"
+                    if oldest is cur
+                    else f"no requests in the last {span:.0f}s"
+                )
+                put(k, f"{label} p{q}", "s", value, source, quiet)
 
         rate("prefill_tps", "prefill", "tok/s", ("vllm:prompt_tokens",))
         rate("decode_tps", "decode", "tok/s", ("vllm:generation_tokens",))
