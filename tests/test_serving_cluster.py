@@ -48,6 +48,11 @@ def test_status_serving_view_names_a_refused_metrics_and_a_slowed_node(cluster, 
         links = {x["name"]: x for x in view["nodes"][head.name]["links"]}
         assert links[tc.NETDEV]["rx_bytes_s"] is not None  # two looks: a rate from the node's counters
         assert [s["id"] for s in view["signals"]] == ["throttling"]
+        report = tmp_path / "report.md"
+        code, _, _ = run_cli("report", "--cluster", path, *tc.SANDBOX_FLAGS, *env, "--out", str(report))
+        text = report.read_text()
+        assert code == 0 and "serving figures from nothing readable" in text
+        assert f"SIGNAL WARN {worker.name} GPU 0 clocks slowed: thermal slowdown" in text
     finally:
         cluster.set_standin(worker, SMI_THROTTLE="")
 
