@@ -133,6 +133,16 @@ def _old(version: str) -> bool:
         return False
 
 
+def _status_words(code) -> str:
+    """`200 OK`, `404 Not Found`: the status as uvicorn's access line writes it."""
+    from http import HTTPStatus
+
+    try:
+        return f"{int(code)} {HTTPStatus(int(code)).phrase}"
+    except ValueError:
+        return str(code)
+
+
 class Histogram:
     def __init__(self, bounds: list[float]):
         self.bounds, self.counts, self.sum, self.n = bounds, [0] * len(bounds), 0.0, 0
@@ -452,7 +462,7 @@ def _handler(engine: Engine, served: str, model: str, max_model_len: int):
         def log_message(self, fmt, *args):  # uvicorn's access line, as vLLM's log shows it
             print(
                 f"(APIServer pid={os.getpid()}) INFO:     {self.client_address[0]}:{self.client_address[1]} - "
-                f'"{self.command} {self.path} HTTP/1.1" {args[1] if len(args) > 1 else ""}',
+                f'"{self.command} {self.path} HTTP/1.1" {_status_words(args[1] if len(args) > 1 else "")}',
                 flush=True,
             )
 
