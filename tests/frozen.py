@@ -325,7 +325,7 @@ class _FrozenFollower:
 def serving_look(config):
     """Two scrapes of the 0.11 samples 5 s apart, the head's GPU thermally slowed, twin idle."""
     from spark_tui.core.node_load import NodeLoadTracker
-    from spark_tui.core.probes import MARK
+    from spark_tui.core.probes import new_marker
     from spark_tui.core.serving_metrics import MetricsWindow
     from spark_tui.core.serving_signals import all_signals
     from spark_tui.core.serving_watch import ServingLook
@@ -337,15 +337,16 @@ def serving_look(config):
         window.add(parse((metrics / f"vllm-0.11-new-names-{name}.txt").read_text(), at))
         figures = window.figures("0.11.0")
     loads = {}
+    mark = new_marker()
     for i, node in enumerate(config.nodes):
         tracker = NodeLoadTracker(node.name, "enp1s0f1np1")
         reason = "Active" if i == 0 else "Not Active"
         for at, rx in ((0.0, 0), (5.0, 25_000_000)):
             text = (
-                f"{MARK} clocks_event_reasons\n0, 71, 38.52, 1113, 0x0, Not Active, Not Active, Not Active, [N/A], {reason}\n"
-                f"{MARK} net\nenp1s0f1np1 {rx} {rx}\nenP2p1s0f1np1 0 0\n{MARK} kmsg\n"
+                f"{mark} clocks_event_reasons\n0, 71, 38.52, 1113, 0x0, Not Active, Not Active, Not Active, [N/A], {reason}\n"
+                f"{mark} net\nenp1s0f1np1 {rx} {rx}\nenP2p1s0f1np1 0 0\n{mark} kmsg\n"
             )
-            loads[node.name] = tracker.read(text, at)
+            loads[node.name] = tracker.read(text, at, mark)
     history = list(window.history)
     signals = all_signals(config.head.name, history, {n: [x] for n, x in loads.items()})
     return ServingLook(figures, loads, signals, history)

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from spark_tui.core.node_load import LOAD_SCRIPT, NEW, OLD, NodeLoadTracker
-from spark_tui.core.probes import MARK
+from spark_tui.core.probes import new_marker
 from spark_tui.parsers import node_load
 
 # The real GB10 line from NVIDIA/open-gpu-kernel-modules#1358 and vllm#56824, as dmesg prints it.
@@ -18,6 +18,9 @@ NO_MEMORY = (
     "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
 )
 XID = "[ 9012.004211] NVRM: Xid (PCI:000f:01:00): 79, pid=4412, name=python3, GPU has fallen off the bus."
+
+
+MARK = new_marker()
 
 
 def probe_text(
@@ -63,26 +66,30 @@ def test_a_row_of_na_is_not_zero():
 
 def test_old_driver_fields_and_the_error_line():
     tracker = NodeLoadTracker("spark-1")
-    load = tracker.read(probe_text(GB10_ROW.replace("Active", "Active"), prefix=OLD), 0.0)
+    load = tracker.read(probe_text(GB10_ROW.replace("Active", "Active"), prefix=OLD), 0.0, MARK)
     assert load.gpus[0].reasons_field == OLD and load.gpus[0].active == ["thermal slowdown"]
-    bad = tracker.read(probe_text('Field "clocks_event_reasons.active" is not a valid field to query.'), 1.0)
+    bad = tracker.read(
+        probe_text('Field "clocks_event_reasons.active" is not a valid field to query.'), 1.0, MARK
+    )
     assert bad.gpus == [] and bad.gpu_problem.startswith('nvidia-smi: Field "clocks_event_reasons.active"')
-    none = tracker.read(probe_text("NO_NVIDIA_SMI"), 2.0)
+    none = tracker.read(probe_text("NO_NVIDIA_SMI"), 2.0, MARK)
     assert none.gpu_problem == "no nvidia-smi on this node"
 
 
 def test_kernel_lines_are_counted_from_when_watching_began():
     tracker = NodeLoadTracker("spark-1")
-    first = tracker.read(probe_text(GB10_ROW, kmsg=NO_MEMORY), 0.0)
+    first = tracker.read(probe_text(GB10_ROW, kmsg=NO_MEMORY), 0.0, MARK)
     assert first.kernel.counts == {"NV_ERR_NO_MEMORY": 1, "Xid": 0} and first.kernel_new == {
         "NV_ERR_NO_MEMORY": 0,
         "Xid": 0,
     }
-    later = tracker.read(probe_text(GB10_ROW, kmsg="\n".join([NO_MEMORY, NO_MEMORY, XID])), 5.0)
+    later = tracker.read(probe_text(GB10_ROW, kmsg="\n".join([NO_MEMORY, NO_MEMORY, XID])), 5.0, MARK)
     assert later.kernel_new == {"NV_ERR_NO_MEMORY": 1, "Xid": 1}
     assert later.kernel.last == XID[:200]
     locked = tracker.read(
-        probe_text(GB10_ROW, kmsg="UNREADABLE dmesg: read kernel buffer failed: Operation not permitted"), 6.0
+        probe_text(GB10_ROW, kmsg="UNREADABLE dmesg: read kernel buffer failed: Operation not permitted"),
+        6.0,
+        MARK,
     )
     assert (
         not locked.kernel.readable
@@ -94,8 +101,8 @@ def test_link_rates_per_twin_and_rdma_words():
     tracker = NodeLoadTracker("spark-1", "enp1s0f1np1")
     net0 = "lo 5 5\nenp1s0f1np1 1000 2000\nenP2p1s0f1np1 1000 2000\nwlP9s9 10 10"
     net1 = "lo 9 9\nenp1s0f1np1 5001000 2000\nenP2p1s0f1np1 1000 2000\nwlP9s9 99 99"
-    tracker.read(probe_text(GB10_ROW, net=net0, rdma="rocep1s0f1/1 100 100", swap=10), 0.0)
-    load = tracker.read(probe_text(GB10_ROW, net=net1, rdma="rocep1s0f1/1 250100 100", swap=510), 5.0)
+    tracker.read(probe_text(GB10_ROW, net=net0, rdma="rocep1s0f1/1 100 100", swap=10), 0.0, MARK)
+    load = tracker.read(probe_text(GB10_ROW, net=net1, rdma="rocep1s0f1/1 250100 100", swap=510), 5.0, MARK)
     by = {link.name: link for link in load.links}
     assert set(by) == {"enp1s0f1np1", "enP2p1s0f1np1", "rocep1s0f1/1"}  # lo and Wi-Fi are not data links
     assert (

@@ -117,9 +117,10 @@ def test_text_parsers_never_raise(t):
     )
 )
 def test_probe_sections_never_raise(sections):
-    output = "".join(f"{probes.MARK} {name}\n{body}\n" for name, body in sections.items())
-    probes.parse_probe(output, "10.0.0.1", None)
-    probes.parse_probe(output, None, "enp1s0f1np1")
+    mark = probes.new_marker()
+    output = "".join(f"{mark} {name}\n{body}\n" for name, body in sections.items())
+    probes.parse_probe(output, "10.0.0.1", None, mark)
+    probes.parse_probe(output, None, "enp1s0f1np1", mark)
 
 
 @SETTINGS
@@ -156,8 +157,9 @@ ip_item = st.fixed_dictionaries(
 def test_ip_json_shaped_output_with_any_values(items):
     import json
 
-    output = f"{probes.MARK} ip\n{json.dumps(items)}\n{probes.MARK} ibdev\nrocep1s0f1 port 1 ==> x (Up)\n"
-    probes.parse_probe(output, "10.0.0.1", None)
+    mark = probes.new_marker()
+    output = f"{mark} ip\n{json.dumps(items)}\n{mark} ibdev\nrocep1s0f1 port 1 ==> x (Up)\n"
+    probes.parse_probe(output, "10.0.0.1", None, mark)
 
 
 METRIC_FRAGMENTS = [
@@ -223,6 +225,7 @@ def test_node_load_sections_never_raise(sections):
     from spark_tui.core.node_load import NodeLoadTracker
 
     tracker = NodeLoadTracker("spark-1", "enp1s0f1np1")
-    output = "".join(f"{probes.MARK} {name}\n{body}\n" for name, body in sections.items())
+    mark = probes.new_marker()
+    output = "".join(f"{mark} {name}\n{body}\n" for name, body in sections.items())
     for at in (0.0, 5.0):
-        tracker.read(output, at).line()
+        tracker.read(output, at, mark).line()

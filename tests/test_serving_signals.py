@@ -8,7 +8,7 @@ from spark_tui.core.node_load import NodeLoadTracker
 from spark_tui.core.serving_metrics import Figure, MetricsWindow, ServingFigures
 from spark_tui.core.serving_signals import all_signals, decode_falling, node_signals, serving_signals
 from spark_tui.parsers.vllm_metrics import parse
-from tests.test_node_load import GB10_ROW, NO_MEMORY, XID, probe_text
+from tests.test_node_load import GB10_ROW, MARK, NO_MEMORY, XID, probe_text
 
 DATA = Path(__file__).parent / "data" / "metrics"
 CALM = GB10_ROW.replace("0x0000000000000020", "0x0000000000000000").replace(
@@ -44,10 +44,10 @@ def test_kv_full_with_waiting_and_preemptions_name_the_head_and_series():
 def test_node_events_throttling_twin_idle_swap_memory_kernel():
     t = NodeLoadTracker("spark-2", "enp1s0f1np1")
     net0 = "enp1s0f1np1 0 0\nenP2p1s0f1np1 0 0"
-    first = t.read(probe_text(GB10_ROW, net=net0, kmsg=NO_MEMORY, swap=0), 0.0)
+    first = t.read(probe_text(GB10_ROW, net=net0, kmsg=NO_MEMORY, swap=0), 0.0, MARK)
     net1 = "enp1s0f1np1 50000000 50000000\nenP2p1s0f1np1 1000 1000"
     text = probe_text(GB10_ROW, net=net1, kmsg="\n".join([NO_MEMORY, XID]), swap=5000)
-    second = t.read(text.replace("MemAvailable:   20971520 kB", "MemAvailable:   16777216 kB"), 10.0)
+    second = t.read(text.replace("MemAvailable:   20971520 kB", "MemAvailable:   16777216 kB"), 10.0, MARK)
     got = {s.id: s for s in node_signals({"spark-2": [second]})}
     assert set(got) == {"throttling", "twin_idle", "swapping", "kernel"}
     assert (
@@ -58,17 +58,17 @@ def test_node_events_throttling_twin_idle_swap_memory_kernel():
     assert got["twin_idle"].text == "one twin carries the traffic, enP2p1s0f1np1 is idle"
     assert got["swapping"].evidence == "500 pages/s (pswpout)"
     assert got["kernel"].level == "fail" and got["kernel"].evidence == XID  # an Xid since watching began
-    third = t.read(text.replace("MemAvailable:   20971520 kB", "MemAvailable:   15728640 kB"), 20.0)
+    third = t.read(text.replace("MemAvailable:   20971520 kB", "MemAvailable:   15728640 kB"), 20.0, MARK)
     falling = {s.id: s for s in node_signals({"spark-2": [first, second, third]})}
     assert falling["mem_falling"].evidence == "20.0 → 15.0 GiB in 20s (/proc/meminfo)"
     quiet = NodeLoadTracker("spark-3")
-    quiet.read(probe_text(CALM, net=net0), 0.0)
-    assert node_signals({"spark-3": [quiet.read(probe_text(CALM, net=net0), 5.0)]}) == []
+    quiet.read(probe_text(CALM, net=net0), 0.0, MARK)
+    assert node_signals({"spark-3": [quiet.read(probe_text(CALM, net=net0), 5.0, MARK)]}) == []
 
 
 def test_decode_falling_against_its_own_level_with_node_events():
     history = [figures(200.0, 8, i * 5.0) for i in range(8)] + [figures(90.0, 8, 45.0)]
-    throttled = NodeLoadTracker("spark-2").read(probe_text(GB10_ROW), 0.0)
+    throttled = NodeLoadTracker("spark-2").read(probe_text(GB10_ROW), 0.0, MARK)
     signals = all_signals("spark-1", history, {"spark-2": [throttled]})
     fell = next(s for s in signals if s.id == "decode_falling")
     assert fell.node == "spark-1" and fell.text == "decode tokens/s fell 55% against its recent level"

@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from spark_tui.core.errors import NodeError, why
-from spark_tui.core.probes import MARK, split_sections
+from spark_tui.core.probes import new_marker, split_sections
 from spark_tui.parsers import gpu, node_load
 from spark_tui.parsers.netif import twin_of
 
@@ -20,8 +20,11 @@ NEW, OLD = "clocks_event_reasons", "clocks_throttle_reasons"
 # only the lines that matter cross the link. Runs in the node's long-lived `sh`. Interface bytes
 # come from /proc/net/dev, which shows the reader's network namespace (a container's or a test
 # node's own); /sys/class/net shows the namespace sysfs was mounted in.
+# Sections start with a marker random for each call ($1), as the pane's probe does: a kernel line
+# or an nvidia-smi error is text anyone on the node can shape, and must never open a section.
 LOAD_SCRIPT = f"""
-m() {{ echo "{MARK} $1"; }}
+_spt_mark=$1
+m() {{ echo "$_spt_mark $1"; }}
 _spt_l=$(
 if command -v nvidia-smi >/dev/null 2>&1; then
   _spt_o=$(nvidia-smi --query-gpu={",".join(node_load.clock_fields(NEW))} --format=csv,noheader,nounits 2>&1)
@@ -121,18 +124,19 @@ class NodeLoadTracker:
         self.history: deque[NodeLoad] = deque(maxlen=self.HISTORY)
 
     async def sample(self, transport) -> NodeLoad:
+        mark = new_marker()
         try:
-            text = await transport.run_script(LOAD_SCRIPT, timeout=20)
+            text = await transport.run_script(LOAD_SCRIPT, (mark,), timeout=20)
         except NodeError as exc:
             return NodeLoad(self.node, time.monotonic(), error=why(exc)[:160])
         except TimeoutError:
             return NodeLoad(self.node, time.monotonic(), error="node load script timed out")
-        load = self.read(text, time.monotonic())
+        load = self.read(text, time.monotonic(), mark)
         self.history.append(load)
         return load
 
-    def read(self, text: str, at: float) -> NodeLoad:
-        sec = split_sections(text)
+    def read(self, text: str, at: float, mark: str) -> NodeLoad:
+        sec = split_sections(text, mark)
         load = NodeLoad(self.node, at)
         prefix = OLD if OLD in sec else NEW
         smi = sec.get(prefix, "")
