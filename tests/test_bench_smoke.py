@@ -103,3 +103,18 @@ def test_loadgen_bench_smoke():
 
     out = bench_loadgen(0.5, concurrency=2, output_tokens=32)
     assert out["chunks"] > 0 and out["errors"] == {} and out["chunks_per_client_cpu_s"] > 0
+
+
+def test_serving_scrape_bench_smoke():
+    from bench import serving
+
+    out = serving.bench_scrape(repeats=3)
+    assert out["engines"] == 2 and out["samples"] > 500  # real size: two engines' series
+    assert out["scrape_cpu_ms"] > 0 and out["parse_cpu_ms"] > 0
+
+
+def test_serving_keys_bench_smoke():
+    from bench import serving
+
+    out = serving.bench_serving_keys(seconds=1.0, interval=0.5)
+    assert out["key_presses"] >= 1 and out["key_p95_ms"] > 0 and out["scrapes"] >= 1
