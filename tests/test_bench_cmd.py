@@ -227,3 +227,40 @@ def test_history_and_import_of_a_vllm_bench_result(tmp_path, run_cli):
 def test_bad_bench_flags_are_one_line(tmp_path, run_cli, argv, source):
     code, out, err = run_cli("bench", "--db", str(tmp_path / "b.sqlite"), *argv)
     assert code == 2 and err.startswith(f"spark-tui: error: {source}") and err.count("\n") == 1, err
+
+
+# --- against a launched cluster -----------------------------------------------------------
+
+
+@pytest.mark.cluster
+def test_bench_a_launched_cluster_records_provenance_and_compares(cluster, tmp_path, run_cli):
+    from tests.cluster import cluster as tc
+
+    path = cluster.cluster_file(2, tmp_path / "two.yaml")
+    db = str(tmp_path / "bench.sqlite")
+    flags = ["--concurrency", "1,2", "--requests", "3", "--output-tokens", "8", "--prompt-tokens", "16"]
+    code, out, err = run_cli("bench", "--cluster", path, "--db", db, *flags)
+    assert code == 1 and "nothing serves" in err and err.count("\n") == 1, err  # not launched yet
+    code, out, err = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS)
+    assert code == 0, err
+    try:
+        code, out, err = run_cli("bench", "--cluster", path, "--db", db, "--json", *flags)
+        assert code == 0, err
+        first = json.loads(out)
+        prov = first["provenance"]
+        assert prov["nodes"] == 2 and prov["executor"] == "ray" and prov["vllm"] == "0.12.0"
+        assert (
+            prov["image_id"].startswith("sha256:") and prov["layers"] and prov["model"] == "test/tiny-model"
+        )
+        assert set(prov["nccl"]) == {"spark-1", "spark-2"}
+        levels = first["levels"]
+        assert [lv["concurrency"] for lv in levels] == [1, 2]
+        assert all(lv["requests"] == 3 and lv["errors"] == {} and lv["ttft_p50"] > 0 for lv in levels)
+        code, out, err = run_cli("bench", "--cluster", path, "--db", db, "--compare", *flags)
+        assert code == 0, err
+        assert f"previous run, same setup: run {first['run']}" in out and "same image, configuration" in out
+        assert "last run with another image or configuration: none recorded" in out
+        code, out, _ = run_cli("bench", "--history", "--db", db)
+        assert out.count("spark-tui bench") == 2
+    finally:
+        run_cli("down", "--cluster", path, "--yes")
