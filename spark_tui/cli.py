@@ -17,7 +17,13 @@ EXIT_BAD_INPUT = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad input as one line, exit code 2."""
+    """argparse that reports bad input as one line, exit code 2. No abbreviations: a prefix is not
+    a flag (`--fabric` is check's own flag, not a prefix of `--fabric-tool`), and a flag added later
+    must never change what an abbreviation meant."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
         raise ConfigError("command line", message)
@@ -80,6 +86,15 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
             group.add_argument(
                 *names, dest=s.dest, action=_Record, default=argparse.SUPPRESS, metavar=metavar, help=help_
             )
+        if s.file_flag:
+            group.add_argument(
+                s.file_flag,
+                dest=s.file_dest,
+                action=_Record,
+                default=argparse.SUPPRESS,
+                metavar="PATH",
+                help=f"{s.flag} read from file PATH (- for standard input): not in ps or shell history",
+            )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
         "check", "Check everything a launch depends on, on every node, in parallel (exit 1 on any failure)."
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--fabric",
+        action="store_true",
+        help="also measure the data links, head to each worker and per twin (fabric_tool, fabric_seconds, "
+        "fabric_timeout)",
+    )
     p = command(
         "plan",
         "Show the exact container spec per node `up` would create (values it detects on the nodes included) "
@@ -135,9 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "images",
         "Every image on the nodes and what it can run: vLLM version, Ray, native multi-node, "
-        "the model's architecture (asked once per image ID, cached).",
+        "the model's architecture (asked once per image ID, cached; an image is asked by running "
+        "it in a confined container, by default only the effective image and images that look like vLLM).",
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="run every image to ask it, not only the effective one and those that look like vLLM",
+    )
     p = command(
         "sync",
         "Copy the effective image, or the model's cache entry, from a node that has it to the nodes "
@@ -168,6 +195,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--lines", type=int, default=200, metavar="N", help="log lines per container (default 200)"
+    )
+    p.add_argument("--fabric", action="store_true", help="the check section measures the data links too")
+    p = command(
+        "bench",
+        "Measure what the running cluster serves (streamed completions at each concurrency level: TTFT, ITL, "
+        "tokens/s, errors) and keep the result with its provenance; compare with earlier runs.",
+    )
+    p.add_argument("--concurrency", default="1,4,16", metavar="LIST", help="levels, e.g. 1,4,16 (default)")
+    p.add_argument("--prompt-tokens", type=int, default=256, metavar="N", help="prompt length (default 256)")
+    p.add_argument(
+        "--output-tokens", type=int, default=128, metavar="N", help="tokens per answer (default 128)"
+    )
+    p.add_argument("--duration", type=float, metavar="S", help="seconds per level (default 20)")
+    p.add_argument("--requests", type=int, metavar="N", help="requests per level, instead of --duration")
+    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="set the run against the previous one with the same setup and the last one with another image "
+        "or configuration, with what differs",
+    )
+    p.add_argument("--history", action="store_true", help="list recorded runs (no load is sent)")
+    p.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        help="record a `vllm bench serve --save-result` JSON under the running deployment's provenance",
+    )
+    p.add_argument(
+        "--db", metavar="FILE", help="results database (default $XDG_STATE_HOME/spark-tui/bench.sqlite)"
     )
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")

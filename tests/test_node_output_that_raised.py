@@ -14,15 +14,17 @@ from tests.frozen import FrozenCore, cluster_config
 
 LONG = "1" * 5000  # int() refuses more than 4300 digits
 
+MARK = probes.new_marker()
+
 
 def test_unicode_digits_and_long_digit_runs_are_no_numbers():
     sections = (
-        f"{probes.MARK} ip\n"
+        f"{MARK} ip\n"
         '[{"ifname": "enp1s0f1np1", "operstate": "UP", "mtu": 9000, "addr_info": []}]\n'
-        f"{probes.MARK} speed\nenp1s0f1np1/speed ²\n"
-        f"{probes.MARK} meminfo\nMemTotal:        ² kB\nMemAvailable:    {LONG} kB\n"
+        f"{MARK} speed\nenp1s0f1np1/speed ²\n"
+        f"{MARK} meminfo\nMemTotal:        ² kB\nMemAvailable:    {LONG} kB\n"
     )
-    host, ifaces, _, _ = probes.parse_probe(sections, None, None)
+    host, ifaces, _, _ = probes.parse_probe(sections, None, None, MARK)
     assert ifaces["enp1s0f1np1"].speed_mbps is None and host.memory is None
     assert gpu.parse_meminfo("MemTotal: ² kB\nMemAvailable: 1 kB") is None
     assert parse_guard("spark-1", "MemTotal: ²\nMemAvailable: 12\npswpout ³") is None
@@ -37,8 +39,10 @@ def test_unicode_digits_and_long_digit_runs_are_no_numbers():
 
 
 def test_nvidia_smi_numbers_beyond_any_count():
-    out = f"{probes.MARK} smi\n{LONG}, NVIDIA GB10, 3, 41, 11.3, [N/A], [N/A]\n{probes.MARK} apps\n{LONG}, python3, {LONG}\n"
-    _, _, _, state = probes.parse_probe(out, None, None)
+    out = (
+        f"{MARK} smi\n{LONG}, NVIDIA GB10, 3, 41, 11.3, [N/A], [N/A]\n{MARK} apps\n{LONG}, python3, {LONG}\n"
+    )
+    _, _, _, state = probes.parse_probe(out, None, None, MARK)
     assert state.gpus[0].index == 0 and state.processes[0].pid == 0 and state.processes[0].used_mib is None
 
 

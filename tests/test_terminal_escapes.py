@@ -23,6 +23,8 @@ from tests.frozen import FrozenCore, cluster_config
 EVIL = "\x1b]0;pwned\x07\x1b[2J\x9b31mred gone\x1b[0m \x85\x90\x9d"
 RAW = ("\x1b", "\x07", "\x9b", "\x85", "\x90", "\x9d")
 
+MARK = probes.new_marker()
+
 
 def raw_controls(text: str) -> list[str]:
     return [c for c in RAW if c in text]
@@ -97,11 +99,11 @@ def test_every_c1_control_is_made_visible():
 def test_status_prints_the_nodes_fields_inert():
     """Hostname and kernel from the probe; interface, GPU and container fields from the node."""
     output = (
-        f"{probes.MARK} hostname\nspark\x1b]0;pwned\x07-1\n"
-        f"{probes.MARK} uname\n6.11\x1b[2J-nvidia aarch64\x9b\n"
-        f"{probes.MARK} smi\n0, NVIDIA \x1b[5mGB10\x9d, 3, 41, 11.3, [N/A], [N/A]\n"
+        f"{MARK} hostname\nspark\x1b]0;pwned\x07-1\n"
+        f"{MARK} uname\n6.11\x1b[2J-nvidia aarch64\x9b\n"
+        f"{MARK} smi\n0, NVIDIA \x1b[5mGB10\x9d, 3, 41, 11.3, [N/A], [N/A]\n"
     )
-    host, _, _, gpus = probes.parse_probe(output, None, None)
+    host, _, _, gpus = probes.parse_probe(output, None, None, MARK)
     assert raw_controls(host.hostname + host.kernel + host.arch + gpus.gpus[0].name) == []
     config, _ = cluster_config(1)
     iface = netif.Interface("enp1\x1b[2J", "UP\x9b", 9000, ["10.0.0.1/24"], roce_device="roce\x07")

@@ -10,12 +10,13 @@ import asyncio
 import ipaddress
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import docker
 
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
+from spark_tui.core.fabric import fabric_checks
 from spark_tui.core.image_checks import image_checks
 from spark_tui.core.live import with_detected
 from spark_tui.core.memory_fit import model_checks
@@ -35,6 +36,10 @@ HEX_PORT = re.compile(r"[0-9A-Fa-f]{1,4}")  # a port in /proc/net/tcp
 
 CheckStatus = Literal["pass", "warn", "fail", "skipped"]
 
+# Executor solo: checks that only mean something between nodes, skipped with this reason.
+SOLO_SKIPPED = ("net.data_interface", "roce.twins", "net.reach")
+SOLO_WHY = "executor solo: one node, nothing travels between nodes"
+
 
 @dataclass
 class CheckResult:
@@ -43,16 +48,22 @@ class CheckResult:
     status: CheckStatus
     message: str
     fix: str = ""
+    values: dict[str, object] = field(default_factory=dict)  # the figures, for --json
 
 
 Emit = Callable[[CheckResult], object]
 
 
-async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> list[CheckResult]:
+async def run_checks(
+    config: Config, nodes: Nodes, emit: Emit | None = None, fabric: bool = False
+) -> list[CheckResult]:
+    """Every check; with `fabric`, the data links measured too (core/fabric.py), after the rest."""
     results: list[CheckResult] = []
 
-    def add(id_: str, node: str, status: CheckStatus, message: str, fix: str = "") -> None:
-        r = CheckResult(id_, node, status, message, fix)
+    def add(
+        id_: str, node: str, status: CheckStatus, message: str, fix: str = "", values: dict | None = None
+    ) -> None:
+        r = CheckResult(id_, node, status, message, fix, values or {})
         results.append(r)
         if emit:
             emit(r)
@@ -92,6 +103,8 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
     _cluster_checks(
         config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add
     )
+    if fabric:
+        await fabric_checks(config, nodes, snap_of, add)
     return results
 
 
@@ -145,7 +158,11 @@ async def _node_checks(
         _foreign_containers(config, name, snap, add)
     _gpu(node, snap, add)
     _gpu_processes(name, snap, add)
-    _network(config, node, snap, add)
+    if config["executor"] == "solo":
+        for cid in SOLO_SKIPPED:
+            add(cid, name, "skipped", SOLO_WHY)
+    else:
+        _network(config, node, snap, add)
     await _model_cache(config, node, nodes, add)
     if node.is_head:
         await _ports(config, node, nodes, add)
@@ -413,7 +430,9 @@ async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
                 listening.add(int(port, 16))
     for key in ("master_port", "vllm_port"):
         port = config[key]
-        if out is None:
+        if key == "master_port" and config["executor"] == "solo":
+            add(f"port.{key}", node.name, "skipped", f"{SOLO_WHY}: no Ray GCS, no rendezvous port")
+        elif out is None:
             add(f"port.{key}", node.name, "skipped", "could not read /proc/net/tcp")
         elif port in listening:
             add(
@@ -448,7 +467,7 @@ def _cluster_checks(
     datas = {
         n: s.data_interface
         for n, s in snaps.items()
-        if s.reachable and s.data_interface and s.data_interface.ipv4
+        if s.reachable and s.data_interface and s.data_interface.ipv4 and config["executor"] != "solo"
     }
     nets = {n: ipaddress.ip_interface(i.ipv4[0]).network for n, i in datas.items()}
     if len(set(nets.values())) > 1:

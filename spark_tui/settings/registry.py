@@ -31,6 +31,10 @@ class Setting:
     secret: bool = False
     required: bool = False
     short_flag: str | None = None
+    # What the setting shapes: "container" (the containers `up` creates: it counts in the config
+    # hash that drift compares), "cockpit" (only the screen) or "check" (only what check measures).
+    # A setting that is not "container" never makes a running container look drifted.
+    role: str = "container"
 
     @property
     def env(self) -> str | None:
@@ -47,6 +51,20 @@ class Setting:
     @property
     def dest(self) -> str:
         return "set_" + self.key.replace(".", "_")
+
+    # A secret also has a file form (settings/secret_file.py): the value is then in no argv and
+    # no shell history. `-` is standard input.
+    @property
+    def file_env(self) -> str | None:
+        return self.env + "_FILE" if self.secret and self.env else None
+
+    @property
+    def file_flag(self) -> str | None:
+        return self.flag + "-file" if self.secret and self.flag else None
+
+    @property
+    def file_dest(self) -> str:
+        return self.dest + "_file"
 
     @property
     def yaml_key(self) -> str:
@@ -228,6 +246,7 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "check (model.complete) and sync model also hash the model's files against their blob names; "
         "reads all the weights, about a minute per 60 GB.",
+        role="check",
     ),
     _s(
         "min_free_disk",
@@ -237,21 +256,31 @@ SETTINGS: tuple[Setting, ...] = (
         per_node=True,
     ),
     _s(
-        "hf_token", k.Str(), None, "Hugging Face token passed as HF_TOKEN (secret, never shown).", secret=True
+        "hf_token",
+        k.Str(),
+        None,
+        "Hugging Face token passed as HF_TOKEN (secret, never shown; the file form keeps it out of ps and shell history).",
+        secret=True,
     ),
     # --- the model and vLLM ---
     _s(
         "executor",
-        k.Choice(("ray", "native")),
-        "ray",
-        "Multi-node executor: Ray or vLLM's native --nnodes mode.",
+        k.Choice(("solo", "ray", "native")),
+        None,
+        "How vLLM runs: solo (`vllm serve` on the one node, no Ray, no multi-node flags), Ray, or vLLM's "
+        "native --nnodes mode (default: solo on one node, ray on two or more).",
     ),
     _s("model", k.Str(), None, "Model to serve (Hugging Face id or path in the container)."),
     _s("served_model_name", k.Str(), None, "Name the API serves the model under (default: the model)."),
     _s("tensor_parallel_size", k.Int(1, 1024), None, "Tensor parallel size (default: the number of nodes)."),
     _s("pipeline_parallel_size", k.Int(1, 1024), 1, "Pipeline parallel size."),
     _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head."),
-    _s("master_port", k.Int(1, 65535), 29501, "Ray head port (executor ray) or torch master port (native)."),
+    _s(
+        "master_port",
+        k.Int(1, 65535),
+        29501,
+        "Ray head port (executor ray) or torch master port (native); unused by solo.",
+    ),
     _s("vllm_args", k.ArgList(), [], "Extra arguments appended to `vllm serve`."),
     _s(
         "nccl_debug",
@@ -275,20 +304,67 @@ SETTINGS: tuple[Setting, ...] = (
         k.Str(NAME, "a theme name"),
         "spark-dark",
         "Cockpit theme (themes/ and $XDG_DATA_HOME/spark-tui/themes).",
+        role="cockpit",
     ),
     _s(
         "log_buffer_lines",
         k.Int(100, 10_000_000),
         100_000,
         "Lines kept per log view (older lines are dropped).",
+        role="cockpit",
     ),
-    _s("refresh_interval", k.Float(min=0.2), 2.0, "Seconds between dashboard refreshes."),
-    _s("readonly", k.Bool(), False, "Disable launch and teardown in the cockpit."),
+    _s("refresh_interval", k.Float(min=0.2), 2.0, "Seconds between dashboard refreshes.", role="cockpit"),
+    _s(
+        "metrics_interval",
+        k.Float(min=0.5),
+        5.0,
+        "Seconds between scrapes of the head's vLLM /metrics once serving (rates are over this span).",
+        role="cockpit",
+    ),
+    _s(
+        "metrics_window",
+        k.Float(min=5.0),
+        60.0,
+        "Seconds of /metrics history that TTFT, ITL and e2e latency p50/p95 are computed over.",
+        role="cockpit",
+    ),
+    _s(
+        "metrics_max_bytes",
+        k.Int(4096, 256 * 1024 * 1024),
+        8 * 1024 * 1024,
+        "Largest /metrics answer read; a longer one is refused with a message, not parsed.",
+        role="cockpit",
+    ),
+    _s("readonly", k.Bool(), False, "Disable launch and teardown in the cockpit.", role="cockpit"),
     _s(
         "keys",
         k.KeyMap(),
         {},
         "Key remapping: binding id = keys, e.g. teardown: ctrl+x (SPARK_TUI_KEYS: id=keys;id=keys).",
+        role="cockpit",
+    ),
+    # --- check --fabric ---
+    _s(
+        "fabric_tool",
+        k.Choice(("auto", "ib_write_bw", "iperf3", "tcp")),
+        "auto",
+        "What check --fabric measures with: auto takes ib_write_bw (perftest) where both nodes have it and "
+        "the RoCE device, else iperf3, else a built-in TCP copy.",
+        role="check",
+    ),
+    _s(
+        "fabric_seconds",
+        k.Float(min=0.2),
+        2.0,
+        "Seconds each check --fabric measurement sends for (per node pair and twin).",
+        role="check",
+    ),
+    _s(
+        "fabric_timeout",
+        k.Float(min=1.0),
+        15.0,
+        "Seconds the whole check --fabric may take; measurements not started by then are skipped.",
+        role="check",
     ),
 )
 
@@ -297,6 +373,7 @@ NODE_SETTINGS = tuple(s for s in SETTINGS if s.scope == "node" or s.per_node)
 BY_KEY = {s.key: s for s in CLUSTER_SETTINGS}
 NODE_BY_KEY = {s.key: s for s in NODE_SETTINGS}
 BY_ENV = {s.env: s for s in CLUSTER_SETTINGS}
+BY_FILE_ENV = {s.file_env: s for s in CLUSTER_SETTINGS if s.file_env}
 
 # Environment variables that look like settings but are not read by spark-tui.
 # Each is what some launcher script or habit uses for a spark-tui setting.
@@ -349,9 +426,14 @@ def markdown_table() -> str:
             else ""
         )
         doc = s.doc + (" **secret**" if s.secret else "")
+        env = f"`{s.env}`" if s.env else "—"
+        flag = f"`{flag}`" if s.flag else "—"
+        if s.file_env and s.file_flag:  # the file form: PATH, or - for standard input
+            env += f", `{s.file_env}=PATH`"
+            flag += f", `{s.file_flag} PATH`"
         rows.append(
-            f"| `{s.yaml_key}` | {('`' + s.env + '`') if s.env else '—'} | "
-            f"{('`' + flag + '`') if s.flag else '—'} | {('`' + default + '`') if default != '—' else '—'} | "
+            f"| `{s.yaml_key}` | {env} | "
+            f"{flag} | {('`' + default + '`') if default != '—' else '—'} | "
             f"{per_node} | {doc.replace('|', '/')} |"
         )
     return "\n".join(rows)

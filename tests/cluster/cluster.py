@@ -18,8 +18,11 @@ import signal
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from tests.cluster import images
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
@@ -28,29 +31,40 @@ DATA = HERE.parent / "data"
 CLUSTER_ID = int(os.environ.get("SPARK_TEST_CLUSTER_ID") or 0)
 _SUFFIX = f"-{CLUSTER_ID}" if CLUSTER_ID else ""
 ROOT = Path(
-    os.environ.get("SPARK_TEST_CLUSTER_DIR") or Path(tempfile.gettempdir()) / f"spark-tui-testcluster{_SUFFIX}"
+    os.environ.get("SPARK_TEST_CLUSTER_DIR")
+    or Path(tempfile.gettempdir()) / f"spark-tui-testcluster{_SUFFIX}"
 )
 STATE = ROOT / "state.json"
 BRIDGE = f"spttbr{CLUSTER_ID}"
 SUBNET = f"10.231.{CLUSTER_ID}"
 NS_PREFIX = f"spt{CLUSTER_ID or ''}node"
 VETH_PREFIX = f"spt{CLUSTER_ID or ''}v"
+TWIN_SUBNET = f"10.232.{CLUSTER_ID}"
+TWIN_NETDEV = "enP2p1s0f1np1"
 NETDEV = "enp1s0f1np1"
 MAX_NODES = 8
 
 
+# Real Ray, pinned: the version current vLLM images (0.11-0.12) ship. NGC 25.10 (vLLM 0.10.2) ships
+# the one before, which also gives a test of head and worker with different Ray versions.
+RAY_VERSION = "2.49.2"
+RAY_VERSION_NGC = "2.48.0"
+
+
 @dataclass(frozen=True)
 class ImageProfile:
-    """A stand-in for an image operators run (shared/reference/real-images.md): its ENTRYPOINT,
-    labels and environment as the real one has them, its vLLM version and whether Ray is in it."""
+    """An image like one operators run (shared/reference/real-images.md): its ENTRYPOINT, labels
+    and environment as the real one has them, real Debian, python3 and Ray (unless it has none),
+    and the stand-in vLLM package of its version (tests/cluster/images.py builds it)."""
 
     ref: str
     vllm_version: str
     ray: bool
     changes: tuple[str, ...]  # `docker import --change` lines
     archs: tuple[str, ...] = ()  # the model registry of its vLLM (what image_facts asks)
-    python: bool = True  # a python3 that answers image_facts' probe (the stand-in python3)
+    python: bool = True  # python3 on PATH (an image without it is a slimmed runtime)
     transformers: str = "4.57.1"
+    ray_version: str = RAY_VERSION  # real Ray from PyPI, in the image's venv
 
 
 # Model registries, trimmed to architectures operators run on DGX Spark. Qwen3-VL and
@@ -91,6 +105,7 @@ IMAGES = {
         ),
         ARCHS_0_10,
         transformers="4.56.2",
+        ray_version=RAY_VERSION_NGC,
     ),
     # vllm/vllm-openai after Ray was dropped (0.19): `ray: not found`.
     "noray": ImageProfile(
@@ -153,7 +168,17 @@ def missing_requirements() -> str | None:
     """Why the cluster cannot be built here, in one line, or None."""
     if os.geteuid() != 0:
         return "the namespace test cluster needs root (network namespaces, dockerd); run the tests as root"
-    for tool in ("ip", "nsenter", "unshare", "dockerd", "docker", "/usr/sbin/sshd", "ssh-keygen", "busybox"):
+    for tool in (
+        "ip",
+        "nsenter",
+        "unshare",
+        "dockerd",
+        "docker",
+        "/usr/sbin/sshd",
+        "ssh-keygen",
+        "debootstrap",
+        "cc",
+    ):
         if shutil.which(tool) is None:
             return f"{tool} is missing; bash tests/run.sh installs it with apt-get"
     return None
@@ -351,6 +376,25 @@ class Cluster:
                 run(node.nsenter("umount", f"/proc/{name}"), check=False)
                 path.unlink()
 
+    def set_login_shell(self, node: Node, shell: str | None) -> None:
+        """root's login shell on the node (tcsh, fish: shells that are not POSIX sh), by an
+        /etc/passwd bind-mounted in the node's own mount namespace, which its sshd reads at each
+        login; None: the machine's own /etc/passwd again."""
+        path = Path(node.dir) / "fake-passwd"
+        if shell is None:
+            if path.exists():
+                run(node.nsenter("umount", "/etc/passwd"), check=False)
+                path.unlink()
+            return
+        lines = []
+        for line in Path("/etc/passwd").read_text().splitlines():
+            fields = line.split(":")
+            lines.append(":".join(fields[:6] + [shell]) if fields[0] == "root" else line)
+        fresh = not path.exists()
+        path.write_text("\n".join(lines) + "\n")
+        if fresh:
+            run(node.nsenter("mount", "--bind", str(path), "/etc/passwd"))
+
     def rate_limit(self, node: Node, rate: str) -> None:
         """Traffic towards the node limited to `rate` (tbf, e.g. "8mbit"); clear_netem removes it."""
         run(
@@ -374,16 +418,66 @@ class Cluster:
     def clear_netem(self, node: Node) -> None:
         run(["tc", "qdisc", "del", "dev", node.host_veth, "root"], check=False)
 
+    def add_twin(self, node: Node, name: str = TWIN_NETDEV) -> str:
+        """The data port's second PCIe half as a Spark shows it (`enP2p1s0f1np1`, which the
+        ibdev2netdev capture maps to roceP2p1s0f1): a second veth on the bridge with an address in
+        its own subnet. Returns the address; remove_twin takes it away."""
+        ip = f"{TWIN_SUBNET}.{10 + node.index}"
+        host = f"{node.host_veth}t"
+        # Two interfaces on one segment: each answers ARP only for its own address (as multi-NIC
+        # RoCE hosts are set up), or a peer may learn the twin's MAC for the first address.
+        for key in ("arp_ignore=1", "arp_announce=2"):
+            run(["ip", "netns", "exec", node.netns, "sysctl", "-qw", f"net.ipv4.conf.all.{key}"])
+        run(["ip", "link", "add", host, "type", "veth", "peer", "name", name, "netns", node.netns])
+        run(["ip", "link", "set", host, "master", BRIDGE, "mtu", "9000", "up"])
+        run(["ip", "-n", node.netns, "addr", "add", f"{ip}/24", "dev", name])
+        run(["ip", "-n", node.netns, "link", "set", name, "mtu", "9000", "up"])
+        return ip
+
+    def remove_twin(self, node: Node) -> None:
+        run(["ip", "link", "del", f"{node.host_veth}t"], check=False)
+        for key in ("arp_ignore=0", "arp_announce=0"):
+            run(["ip", "netns", "exec", node.netns, "sysctl", "-qw", f"net.ipv4.conf.all.{key}"])
+        for peer in self.nodes:  # forget the twin's MAC wherever it was learnt
+            run(["ip", "-n", peer.netns, "neigh", "flush", "all"], check=False)
+        run(["ip", "neigh", "flush", "dev", BRIDGE], check=False)
+
+    def install_tool(self, node: Node, tool: str) -> None:
+        """Put a host-tool stand-in (tests/cluster/hostbin) on the node's PATH; remove_tool undoes it."""
+        shutil.copy(HERE / "hostbin" / tool, Path(node.dir) / "bin" / tool)
+
+    def remove_tool(self, node: Node, tool: str) -> None:
+        (Path(node.dir) / "bin" / tool).unlink(missing_ok=True)
+
     def delete_image(self, node: Node, image: str = IMAGE) -> None:
         self.docker(node, "rmi", "-f", image)
 
     def import_image(
         self, node: Node, image: str = IMAGE, variant: str = "", profile: str = "openai"
     ) -> None:
-        """Import a stand-in image; a non-empty variant gives different layers under the same tag."""
-        prof = IMAGES[profile]
-        changes = [arg for change in prof.changes for arg in ("--change", change)]
-        self.docker(node, "import", *changes, str(build_rootfs(self.root, variant, prof)), image)
+        """Load a test image (tests/cluster/images.py) into the node's engine; a non-empty variant
+        gives different layers under the same tag. An engine that has the lower layers already is
+        sent only the top ones (docker load reads a layer's tar only when it lacks that layer)."""
+        layers, config = image_layers(self.root, variant, IMAGES[profile])
+        top = len(layers) - (2 if variant else 1)
+        err = b""
+        for skip in dict.fromkeys((top, 1, 0)):
+            proc = subprocess.Popen(
+                ["docker", "-H", node.docker_host, "load", "-q"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            assert proc.stdin is not None and proc.stderr is not None
+            try:
+                with proc.stdin:
+                    images.write_archive(proc.stdin, image, layers, config, skip=skip)
+            except (BrokenPipeError, ValueError):
+                pass  # the engine stopped reading: its message says why
+            err = proc.stderr.read()
+            if proc.wait() == 0:
+                return
+        raise ClusterError(f"docker load {image} into {node.name}: {err.decode(errors='replace').strip()}")
 
     def set_host_tool_sample(self, node: Node, **samples: str) -> None:
         """Choose which captured output the node's stand-ins print (GPU_TABLE, GPU_APPS, IBDEV_SAMPLE)."""
@@ -414,7 +508,19 @@ def up(count: int, root: Path = ROOT) -> Cluster:
     if reason:
         raise ClusterError(reason)
     down()
+    build_images()  # the first time on a machine: a few minutes (debootstrap, pip)
     root.mkdir(parents=True)
+    run(
+        [
+            "cc",
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-o",
+            str(root / "libnvidia-ml.so.1"),
+            str(HERE / "nvml" / "libnvidia-ml.c"),
+        ]
+    )
     if not os.path.exists("/dev/infiniband"):
         os.mkdir("/dev/infiniband")  # an empty mount point on the host; each node mounts its own
         if not CLUSTER_ID:  # other clusters' nodes may still have their mounts there
@@ -436,7 +542,9 @@ def up(count: int, root: Path = ROOT) -> Cluster:
     Path(cluster.known_hosts).write_text("".join(known))
     for node in nodes:
         cluster.start_dockerd(node)
-        cluster.import_image(node)
+    # Each node's engine loads the 400 MB image on its own: side by side, not one after another.
+    with ThreadPoolExecutor(len(nodes)) as pool:
+        list(pool.map(cluster.import_image, nodes))
     _write_cluster_yaml(cluster)
     cluster.save()
     return cluster
@@ -445,7 +553,12 @@ def up(count: int, root: Path = ROOT) -> Cluster:
 def _make_node(index: int, root: Path) -> Node:
     name = f"spark-{index}"
     node = Node(
-        index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"{VETH_PREFIX}{index}", str(root / name)
+        index,
+        name,
+        f"{NS_PREFIX}{index}",
+        f"{SUBNET}.{10 + index}",
+        f"{VETH_PREFIX}{index}",
+        str(root / name),
     )
     ndir = Path(node.dir)
     (ndir / "bin").mkdir(parents=True)
@@ -459,6 +572,8 @@ def _make_node(index: int, root: Path) -> Node:
     # Host tools of a real Spark, as stand-ins printing captured outputs.
     for tool in ("nvidia-smi", "ibdev2netdev"):
         shutil.copy(HERE / "hostbin" / tool, ndir / "bin" / tool)
+    # The driver's NVML (a stand-in: one GB10), which the --gpus hook puts into containers.
+    shutil.copy(root / "libnvidia-ml.so.1", ndir / "bin" / "libnvidia-ml.so.1")
     (ndir / "bin" / "standin.env").write_text(
         f"GPU_TABLE={DATA}/nvidia-smi/gb10-table-vllm-enginecore-truncated-mem-580.126.txt\n"
         f"GPU_APPS={DATA}/nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt\n"
@@ -474,7 +589,12 @@ def _make_node(index: int, root: Path) -> Node:
     # The holder keeps the node's mount+UTS namespaces alive: own /run, own /usr/local/bin, own hostname.
     # /dev/infiniband: a tmpfs private to the node with one inert char device (like /dev/null),
     # so the non-privileged container spec (--device /dev/infiniband) runs as on a Spark.
+    # /sys: the node's own sysfs (its interfaces' speed and counters, as on a real node; the host's
+    # would show the host's interfaces), with the host's cgroup tree moved over for dockerd.
+    (ndir / "cgroup").mkdir()
     setup = (
+        f"mount --rbind /sys/fs/cgroup {ndir}/cgroup && mount -t sysfs sysfs /sys && "
+        f"mount --move {ndir}/cgroup /sys/fs/cgroup && "
         "mount -t tmpfs tmpfs /dev/infiniband && mknod /dev/infiniband/uverbs0 c 1 3 && "
         f"mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && mount --bind {ndir}/bin /usr/local/bin "
         f"&& hostname {name} && exec sleep 2147483647"
@@ -550,46 +670,35 @@ def _write_cluster_yaml(cluster: Cluster) -> None:
     Path(cluster.cluster_yaml).write_text("\n".join(lines) + "\n")
 
 
-def build_rootfs(root: Path, variant: str = "", profile: ImageProfile = IMAGES["openai"]) -> Path:
-    """A busybox-static root filesystem with the ray/vllm stand-ins, as a tar for `docker import`."""
-    parts = (
-        profile.vllm_version,
-        "ray" if profile.ray else "noray",
-        "" if profile.python else "nopy",
-        variant,
-    )
-    label = "-".join(x for x in parts if x)
-    tar = root / f"rootfs-{label}.tar"
-    if tar.exists():
-        return tar
-    fs = root / f"rootfs-{label}"
-    for d in ("bin", "usr/bin", "usr/share/vllm", "opt/nvidia", "tmp", "etc", "proc", "sys", "dev", "root"):
-        (fs / d).mkdir(parents=True, exist_ok=True)
-    shutil.copy(shutil.which("busybox"), fs / "bin" / "busybox")
-    for applet in run([str(fs / "bin" / "busybox"), "--list"]).stdout.split():
-        if applet != "busybox":
-            os.symlink("busybox", fs / "bin" / applet)
-    scripts = ["vllm", "vllm-rank-handler"] + (["ray", "ray-join-handler"] if profile.ray else [])
-    scripts += ["python3"] if profile.python else []
-    for script in scripts:
-        shutil.copy(HERE / "image" / script, fs / "usr" / "bin" / script)
-    shutil.copy(HERE / "image" / "nvidia_entrypoint.sh", fs / "opt" / "nvidia" / "nvidia_entrypoint.sh")
-    (fs / "usr" / "share" / "vllm" / "version").write_text(profile.vllm_version + "\n")
-    (fs / "usr" / "share" / "vllm" / "archs").write_text("".join(a + "\n" for a in profile.archs))
-    (fs / "usr" / "share" / "transformers").mkdir(parents=True, exist_ok=True)
-    (fs / "usr" / "share" / "transformers" / "version").write_text(profile.transformers + "\n")
-    (fs / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
-    (fs / "etc" / "group").write_text("root:x:0:\n")
+def image_layers(root: Path, variant: str = "", profile: ImageProfile = IMAGES["openai"]):
+    """The layers and the config of a test image (tests/cluster/images.py builds and caches them)."""
+    ray = profile.ray_version if profile.ray else None
+    layers = [
+        images.base_layer()[1],
+        images.venv_layer(ray)[1],
+        images.profile_layer(profile.vllm_version, ray, profile.python, profile.archs, profile.transformers)[
+            1
+        ],
+    ]
     if variant:
-        (fs / "etc" / "variant").write_text(variant + "\n")
-    if variant.startswith(
-        "big-"
-    ):  # `big-200`: a 200 MB layer of random bytes (incompressible), for benchmarks
-        with open(fs / "opt" / "weights.bin", "wb") as f:
-            for _ in range(int(variant.split("-")[1])):
-                f.write(os.urandom(1 << 20))
-    run(["tar", "-C", str(fs), "-cf", str(tar), "."])
-    return tar
+        layers.append(images.variant_layer(root, variant))
+    entrypoint: list[str] = []
+    env: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    for change in profile.changes:
+        verb, _, rest = change.partition(" ")
+        if verb == "ENTRYPOINT":
+            entrypoint = json.loads(rest)
+        elif verb in ("ENV", "LABEL"):
+            key, _, value = rest.partition("=")
+            (env if verb == "ENV" else labels)[key] = value
+    return layers, images.image_config(layers, entrypoint, env, labels)
+
+
+def build_images() -> None:
+    """Every profile's layers, built (or found in the cache) before any node needs them."""
+    for profile in IMAGES.values():
+        image_layers(ROOT, "", profile)
 
 
 def down(root: Path = ROOT) -> None:
