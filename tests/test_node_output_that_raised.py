@@ -39,9 +39,7 @@ def test_unicode_digits_and_long_digit_runs_are_no_numbers():
 
 
 def test_nvidia_smi_numbers_beyond_any_count():
-    out = (
-        f"{MARK} smi\n{LONG}, NVIDIA GB10, 3, 41, 11.3, [N/A], [N/A]\n{MARK} apps\n{LONG}, python3, {LONG}\n"
-    )
+    out = f"{MARK} smi\n{LONG}, NVIDIA GB10, 3, 41, 11.3, [N/A], [N/A]\n{MARK} apps\n{probes.APP_LINE}{LONG}, python3, {LONG}\n"
     _, _, _, state = probes.parse_probe(out, None, None, MARK)
     assert state.gpus[0].index == 0 and state.processes[0].pid == 0 and state.processes[0].used_mib is None
 
