@@ -100,8 +100,8 @@ class HostileCore(FrozenCore):
     async def images(self):
         return poison(await super().images(), self.h)
 
-    async def check(self, emit):
-        return await super().check(lambda r: emit(poison(r, self.h)))
+    async def check(self, emit, **kw):
+        return await super().check(lambda r: emit(poison(r, self.h)), **kw)
 
     async def launch(self, emit):
         await super().launch(lambda e: emit(poison(e, self.h)))

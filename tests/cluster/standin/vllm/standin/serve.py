@@ -62,7 +62,7 @@ def serve(args: argparse.Namespace) -> int:
         "utils.py:328",
         # As the real one, a given --api-key is echoed in the clear.
         f"non-default args: {{'model': '{args.model}', "
-        + (f"'api_key': {args.api_key}, " if args.api_key else "")
+        + (f"'api_key': {[args.api_key]!r}, " if args.api_key else "")
         + f"'tensor_parallel_size': {args.tensor_parallel_size}, "
         f"'pipeline_parallel_size': {args.pipeline_parallel_size}}}",
     )

@@ -33,7 +33,6 @@ def add_serve_args(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--served-model-name", nargs="+", default=None)
-    serve.add_argument("--api-key", nargs="+", default=None)
     serve.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
     serve.add_argument("--pipeline-parallel-size", "-pp", type=int, default=1)
     serve.add_argument("--data-parallel-size", "-dp", type=int, default=1)
