@@ -1,0 +1,264 @@
+"""Matching lines against the failure table at parser speed.
+
+Every pattern has a literal its matches contain (table.needle_of). All literals are joined into
+one regex shaped as a trie (shared prefixes merged), so a line that holds none of them, which is
+nearly every line of a healthy log, costs one regex scan; only lines holding a literal run the
+patterns whose literal they hold. A line that matches no pattern is not recognised: nothing here
+guesses at a near match.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+
+from spark_tui.knowledge.table import Entry, Pattern, Table, table
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+GIB = re.compile(r"(?P<n>[\d.,]+)\s*(?P<u>[KMGT]i?B|bytes|B)?")
+UNITS = {"B": 1 / 2**30, "BYTES": 1 / 2**30, "KIB": 1 / 2**20, "KB": 1 / 2**20, "MIB": 1 / 1024}
+UNITS.update({"MB": 1 / 1024, "GIB": 1.0, "GB": 1.0, "TIB": 1024.0, "TB": 1024.0})
+
+
+@dataclass
+class Finding:
+    """One failure named from a line: what the table says of it, with this line's figures."""
+
+    id: str
+    family: str
+    severity: str
+    title: str
+    means: str
+    fix: str
+    figures: dict[str, object]
+    line: str
+    source: str
+    secondary: bool = False
+    node: str = ""
+    count: int = 1
+
+    @property
+    def key(self) -> tuple:
+        return (self.id, self.node, tuple(sorted((k, str(v)) for k, v in self.figures.items())))
+
+    def text(self) -> str:
+        """One line for a person: cause, then the fix."""
+        where = f"{self.node}: " if self.node else ""
+        return f"{where}{self.title}: {self.means} Fix: {self.fix}"
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "severity": self.severity,
+            "title": self.title,
+            "means": self.means,
+            "fix": self.fix,
+            "figures": self.figures,
+            "line": self.line,
+            "source": self.source,
+            "count": self.count,
+            **({"node": self.node} if self.node else {}),
+        }
+
+
+def _value(kind: str, raw: str) -> object:
+    raw = raw.strip()
+    try:
+        if kind == "int":
+            return int(raw.replace(",", ""))
+        if kind == "float":
+            return float(raw.replace(",", ""))
+        if kind == "gib":
+            m = GIB.fullmatch(raw)
+            if m:
+                unit = (m.group("u") or "GiB").upper()
+                return round(float(m.group("n").replace(",", "")) * UNITS.get(unit, 1.0), 3)
+    except ValueError:
+        pass
+    return raw
+
+
+class _Figures(dict):
+    """Formats a fix: a figure the line did not carry shows as `?`, never a KeyError."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _fill(text: str, figures: dict[str, object]) -> str:
+    return string.Formatter().vformat(text, (), _Figures({k: v for k, v in figures.items()}))
+
+
+def _trie_regex(words: list[str]) -> re.Pattern[str]:
+    """One regex matching any of `words`, with shared prefixes merged (one branch per character)."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        if "" in node and len(node) == 1:
+            return ""
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(emit(trie))
+
+
+class Matcher:
+    def __init__(self, kb: Table | None = None):
+        self.table = kb or table()
+        self._items: list[tuple[str, Entry, Pattern]] = [
+            (p.needle, e, p) for e in self.table.entries for p in e.patterns
+        ]
+        self._gate = _trie_regex(sorted({n for n, _, _ in self._items}))
+
+    def match(self, line: str) -> list[Finding]:
+        """Every entry a line matches (one finding per entry): usually none."""
+        if self._gate.search(line) is None:
+            return []
+        if "\x1b" in line:
+            line = ANSI.sub("", line)
+        out: list[Finding] = []
+        done: set[str] = set()
+        for needle, entry, pattern in self._items:
+            if entry.id in done or needle not in line:
+                continue
+            m = pattern.regex.search(line)
+            if m is None:
+                continue
+            done.add(entry.id)
+            out.append(self._finding(entry, m, line))
+        return out
+
+    def _finding(self, entry: Entry, m: re.Match[str], line: str) -> Finding:
+        figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
+        _names(entry, figures)
+        return Finding(
+            id=entry.id,
+            family=entry.family,
+            severity=entry.severity,
+            title=_fill(entry.title, figures),
+            means=_fill(entry.means, figures),
+            fix=_fill(entry.fix, figures),
+            figures=figures,
+            line=line.strip()[:400],
+            source=entry.source[0],
+            secondary=entry.secondary,
+        )
+
+    def refill(self, finding: Finding, more: dict[str, object]) -> None:
+        """Figures a later line added (`then:` patterns): the texts are made again with them."""
+        entry = self.table.by_id(finding.id)
+        finding.figures.update(more)
+        _names(entry, finding.figures)
+        finding.title = _fill(entry.title, finding.figures)
+        finding.means = _fill(entry.means, finding.figures)
+        finding.fix = _fill(entry.fix, finding.figures)
+
+
+def _names(entry: Entry, figures: dict[str, object]) -> None:
+    """A code's name from the entry's lookup (IBV_WC status 12 -> IBV_WC_RETRY_EXC_ERR)."""
+    for key, names in entry.lookup.items():
+        if key in figures:
+            figures[f"{key}_name"] = names.get(str(figures[key]), f"code {figures[key]}")
+
+
+THEN_WINDOW = 40  # lines after a match in which its `then:` patterns may add figures
+
+
+@dataclass
+class Watch:
+    """A stream of lines (one container's log, one pasted file): findings, each once, counted.
+
+    `feed` returns the findings that are new; a repeat only raises the first one's count (Ray
+    repeats a worker's error on every retry)."""
+
+    node: str = ""
+    matcher: Matcher = field(default_factory=Matcher)
+    findings: dict[tuple, Finding] = field(default_factory=dict)
+    # Findings whose `then:` patterns still read figures: (finding, next pattern, lines left).
+    _open: list[tuple[Finding, int, int]] = field(default_factory=list)
+
+    def feed(self, line: str) -> list[Finding]:
+        if self._open:
+            self._then(line)
+        new = []
+        for f in self.matcher.match(line):
+            f.node = self.node
+            seen = self._same(f)
+            if seen is not None:
+                seen.count += 1
+                if seen.figures != f.figures:
+                    self.matcher.refill(seen, f.figures)  # a later line of the same failure adds to it
+                continue
+            self.findings[f.key] = f
+            new.append(f)
+            if self.matcher.table.by_id(f.id).then:
+                # The matching line itself may already carry the first figures (one-line syslog).
+                self._open.append((f, self._read_then(f, 0, line), THEN_WINDOW))
+        return new
+
+    def _same(self, f: Finding) -> Finding | None:
+        """An earlier finding this one repeats or completes: same entry and no figure that differs
+        (a warning's figures, like the seconds waited, are simply updated)."""
+        for seen in self.findings.values():
+            if seen.id != f.id or seen.node != f.node:
+                continue
+            shared = set(seen.figures) & set(f.figures)
+            if f.severity != "error" or all(str(seen.figures[k]) == str(f.figures[k]) for k in shared):
+                return seen
+        return None
+
+    def feed_lines(self, lines) -> list[Finding]:
+        out: list[Finding] = []
+        for line in lines:
+            out += self.feed(line)
+        return out
+
+    def _then(self, line: str) -> None:
+        still = []
+        for f, pos, left in self._open:
+            pos = self._read_then(f, pos, line)
+            if left > 1 and pos < len(self.matcher.table.by_id(f.id).then):
+                still.append((f, pos, left - 1))
+        self._open = still
+
+    def _read_then(self, f: Finding, pos: int, line: str) -> int:
+        """Figures from `line` by the entry's `then:` patterns, in their order: the first one at or
+        after `pos` that matches is used; returns the next position."""
+        entry = self.matcher.table.by_id(f.id)
+        for i in range(pos, len(entry.then)):
+            p = entry.then[i]
+            if p.needle in line:
+                m = p.regex.search(line)
+                if m:
+                    self.matcher.refill(
+                        f, {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v}
+                    )
+                    # The rest of the line may hold the next figures (a syslog line joins several).
+                    return self._read_then(f, i + 1, line[m.end() :])
+        return pos
+
+    def ranked(self) -> list[Finding]:
+        """Primary failures before what follows from them, errors before warnings, in log order."""
+        order = {"error": 0, "warn": 1, "info": 2}
+        return sorted(self.findings.values(), key=lambda f: (f.secondary, order[f.severity]))
+
+    def cause(self) -> Finding | None:
+        """The failure to name: the first primary error, else the first error of any kind."""
+        errors = [f for f in self.ranked() if f.severity == "error"]
+        return errors[0] if errors else None
+
+
+def scan(text: str, node: str = "") -> list[Finding]:
+    """The findings of a whole text, ranked."""
+    w = Watch(node)
+    for line in text.splitlines():
+        w.feed(line)
+    return w.ranked()
