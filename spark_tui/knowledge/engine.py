@@ -1,10 +1,10 @@
 """Matching lines against the failure table at parser speed.
 
-Every pattern has a literal its matches contain (table.needle_of). All literals are joined into
-one regex shaped as a trie (shared prefixes merged), so a line that holds none of them, which is
-nearly every line of a healthy log, costs one regex scan; only lines holding a literal run the
-patterns whose literal they hold. A line that matches no pattern is not recognised: nothing here
-guesses at a near match.
+Every pattern has a literal its matches contain (table.needle_of). All literals go into one
+Aho-Corasick automaton (pyahocorasick, in C), so a line that holds none of them, which is nearly
+every line of a healthy log, costs one scan; only the patterns whose literal a line holds run
+their regex. A line that matches no pattern is not recognised: nothing here guesses at a near
+match.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass, field
+
+import ahocorasick
 
 from spark_tui.knowledge.table import Entry, Pattern, Table, table
 
@@ -91,43 +93,32 @@ def _fill(text: str, figures: dict[str, object]) -> str:
     return string.Formatter().vformat(text, (), _Figures({k: v for k, v in figures.items()}))
 
 
-def _trie_regex(words: list[str]) -> re.Pattern[str]:
-    """One regex matching any of `words`, with shared prefixes merged (one branch per character)."""
-    trie: dict = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict) -> str:
-        if "" in node and len(node) == 1:
-            return ""
-        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return re.compile(emit(trie))
-
-
 class Matcher:
     def __init__(self, kb: Table | None = None):
         self.table = kb or table()
-        self._items: list[tuple[str, Entry, Pattern]] = [
-            (p.needle, e, p) for e in self.table.entries for p in e.patterns
-        ]
-        self._gate = _trie_regex(sorted({n for n, _, _ in self._items}))
+        # Patterns in table order; each needle names the patterns that contain it.
+        self._items: list[tuple[Entry, Pattern]] = [(e, p) for e in self.table.entries for p in e.patterns]
+        by_needle: dict[str, list[int]] = {}
+        for i, (_, p) in enumerate(self._items):
+            by_needle.setdefault(p.needle, []).append(i)
+        self._automaton = ahocorasick.Automaton()
+        for needle, items in by_needle.items():
+            self._automaton.add_word(needle, tuple(items))
+        self._automaton.make_automaton()
 
     def match(self, line: str) -> list[Finding]:
         """Every entry a line matches (one finding per entry): usually none."""
-        if self._gate.search(line) is None:
+        scan = self._automaton.iter
+        if next(scan(line), None) is None:
             return []
+        candidates = sorted({i for _, items in scan(line) for i in items})
         if "\x1b" in line:
             line = ANSI.sub("", line)
         out: list[Finding] = []
         done: set[str] = set()
-        for needle, entry, pattern in self._items:
-            if entry.id in done or needle not in line:
+        for i in candidates:
+            entry, pattern = self._items[i]
+            if entry.id in done:
                 continue
             m = pattern.regex.search(line)
             if m is None:

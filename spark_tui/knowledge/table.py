@@ -62,8 +62,12 @@ class Table:
     path: str
     entries: tuple[Entry, ...]
 
+    @functools.cached_property
+    def _index(self) -> dict[str, Entry]:
+        return {e.id: e for e in self.entries}
+
     def by_id(self, ident: str) -> Entry:
-        return next(e for e in self.entries if e.id == ident)
+        return self._index[ident]
 
     @property
     def families(self) -> dict[str, int]:
