@@ -21,7 +21,19 @@ import yaml
 SEVERITIES = ("error", "warn", "info")
 FAMILIES = ("vllm", "nccl", "ray", "docker", "driver", "link", "hub", "cuda", "system")
 FIGURE_TYPES = ("str", "int", "float", "gib")
-KEYS = {"id", "family", "severity", "title", "means", "patterns", "figures", "fix", "source", "secondary", "then"}
+KEYS = {
+    "id",
+    "family",
+    "severity",
+    "title",
+    "means",
+    "patterns",
+    "figures",
+    "fix",
+    "source",
+    "secondary",
+    "then",
+}
 KEYS |= {"lookup", "reader"}
 READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
 MIN_NEEDLE = 4  # a shorter literal would let most lines through the prefilter
@@ -123,7 +135,8 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
     for i, item in enumerate(raw):
         if not isinstance(item, str) or not item:
             raise KnowledgeError(f"{where}[{i}]: a regex is a non-empty string")
-        out.append(Pattern(re.compile(item), needle_of(item, f"{where}[{i}]")))
+        needle = needle_of(item, f"{where}[{i}]")  # parses the regex first: a bad one is named
+        out.append(Pattern(re.compile(item), needle))
     return tuple(out)
 
 
