@@ -96,10 +96,10 @@ def _longest_literal(parsed) -> tuple[str, bool]:
     best, run, whole = "", "", True
     for op, arg in parsed:
         if op is sre_c.LITERAL:
-            run += chr(arg)  # type: ignore[arg-type]
+            run += chr(arg)
             continue
         if op is sre_c.SUBPATTERN:
-            inner, literal = _longest_literal(arg[-1])  # type: ignore[index]
+            inner, literal = _longest_literal(arg[-1])
             if literal:
                 run += inner
                 continue
