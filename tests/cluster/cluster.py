@@ -574,6 +574,8 @@ def build_rootfs(root: Path, variant: str = "", profile: ImageProfile = IMAGES["
     for script in scripts:
         shutil.copy(HERE / "image" / script, fs / "usr" / "bin" / script)
     shutil.copy(HERE / "image" / "nvidia_entrypoint.sh", fs / "opt" / "nvidia" / "nvidia_entrypoint.sh")
+    # Real failures' lines, for the stand-in vLLM's SPARK_TEST_FAIL=log:NAME.
+    shutil.copytree(HERE.parent / "data" / "failures", fs / "usr" / "share" / "spark-test" / "failures")
     (fs / "usr" / "share" / "vllm" / "version").write_text(profile.vllm_version + "\n")
     (fs / "usr" / "share" / "vllm" / "archs").write_text("".join(a + "\n" for a in profile.archs))
     (fs / "usr" / "share" / "transformers").mkdir(parents=True, exist_ok=True)
