@@ -143,6 +143,25 @@ class Matcher:
             secondary=entry.secondary,
         )
 
+    def named(self, ident: str, figures: dict[str, object], line: str, node: str = "") -> Finding:
+        """A finding of an entry whose figures a format reader computed (ethtool: the link's speed
+        against the port's best mode), told with the table's words."""
+        entry = self.table.by_id(ident)
+        figures = {k: v for k, v in figures.items() if v is not None}
+        _names(entry, figures)
+        return Finding(
+            id=entry.id,
+            family=entry.family,
+            severity=entry.severity,
+            title=_fill(entry.title, figures),
+            means=_fill(entry.means, figures),
+            fix=_fill(entry.fix, figures),
+            figures=figures,
+            line=line.strip()[:400],
+            source=entry.source[0],
+            node=node,
+        )
+
     def refill(self, finding: Finding, more: dict[str, object]) -> None:
         """Figures a later line added (`then:` patterns): the texts are made again with them."""
         entry = self.table.by_id(finding.id)
@@ -175,12 +194,17 @@ class Watch:
     findings: dict[tuple, Finding] = field(default_factory=dict)
     # Findings whose `then:` patterns still read figures: (finding, next pattern, lines left).
     _open: list[tuple[Finding, int, int]] = field(default_factory=list)
+    matched: bool = False  # the last line fed matched a pattern
 
     def feed(self, line: str) -> list[Finding]:
+        """New findings of this line (a repeat only counts); `matched` says whether the line
+        matched any pattern at all."""
         if self._open:
             self._then(line)
         new = []
-        for f in self.matcher.match(line):
+        found = self.matcher.match(line)
+        self.matched = bool(found)
+        for f in found:
             f.node = self.node
             seen = self._same(f)
             if seen is not None:
