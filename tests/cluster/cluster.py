@@ -28,8 +28,7 @@ DATA = HERE.parent / "data"
 CLUSTER_ID = int(os.environ.get("SPARK_TEST_CLUSTER_ID") or 0)
 _SUFFIX = f"-{CLUSTER_ID}" if CLUSTER_ID else ""
 ROOT = Path(
-    os.environ.get("SPARK_TEST_CLUSTER_DIR")
-    or Path(tempfile.gettempdir()) / f"spark-tui-testcluster{_SUFFIX}"
+    os.environ.get("SPARK_TEST_CLUSTER_DIR") or Path(tempfile.gettempdir()) / f"spark-tui-testcluster{_SUFFIX}"
 )
 STATE = ROOT / "state.json"
 BRIDGE = f"spttbr{CLUSTER_ID}"
@@ -446,12 +445,7 @@ def up(count: int, root: Path = ROOT) -> Cluster:
 def _make_node(index: int, root: Path) -> Node:
     name = f"spark-{index}"
     node = Node(
-        index,
-        name,
-        f"{NS_PREFIX}{index}",
-        f"{SUBNET}.{10 + index}",
-        f"{VETH_PREFIX}{index}",
-        str(root / name),
+        index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"{VETH_PREFIX}{index}", str(root / name)
     )
     ndir = Path(node.dir)
     (ndir / "bin").mkdir(parents=True)
