@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 import string
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import ahocorasick
 
@@ -106,15 +108,31 @@ class Matcher:
             self._automaton.add_word(needle, tuple(items))
         self._automaton.make_automaton()
 
-    def match(self, line: str) -> list[Finding]:
-        """Every entry a line matches (one finding per entry): usually none."""
+    def hit_lines(self, lines: list[str]) -> list[int]:
+        """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
+        (the automaton runs in C over the joined text; no literal holds a newline)."""
+        text = "\n".join(lines)
+        # iter_long: non-overlapping longest matches; any line holding a literal still gets one
+        ends = [end for end, _ in self._automaton.iter_long(text)]
+        if not ends:
+            return []
+        cum = list(accumulate(map(len, lines)))
+
+        def start(i: int) -> int:  # where line i begins in the joined text
+            return (cum[i - 1] if i else 0) + i
+
+        return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends})
+
+    def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object]]]]:
+        """The entries a line matches with the figures it carries (one per entry), and the line
+        as matched (ANSI colours removed): usually no entry."""
         scan = self._automaton.iter
         if next(scan(line), None) is None:
-            return []
+            return line, []
         candidates = sorted({i for _, items in scan(line) for i in items})
         if "\x1b" in line:
             line = ANSI.sub("", line)
-        out: list[Finding] = []
+        out: list[tuple[Entry, dict[str, object]]] = []
         done: set[str] = set()
         for i in candidates:
             entry, pattern = self._items[i]
@@ -124,12 +142,17 @@ class Matcher:
             if m is None:
                 continue
             done.add(entry.id)
-            out.append(self._finding(entry, m, line))
-        return out
+            figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
+            _names(entry, figures)
+            out.append((entry, figures))
+        return line, out
 
-    def _finding(self, entry: Entry, m: re.Match[str], line: str) -> Finding:
-        figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
-        _names(entry, figures)
+    def match(self, line: str) -> list[Finding]:
+        """Every entry a line matches (one finding per entry): usually none."""
+        line, found = self.raw(line)
+        return [self.make(entry, figures, line) for entry, figures in found]
+
+    def make(self, entry: Entry, figures: dict[str, object], line: str) -> Finding:
         return Finding(
             id=entry.id,
             family=entry.family,
@@ -202,38 +225,51 @@ class Watch:
         if self._open:
             self._then(line)
         new = []
-        found = self.matcher.match(line)
+        line, found = self.matcher.raw(line)
         self.matched = bool(found)
-        for f in found:
-            f.node = self.node
-            seen = self._same(f)
+        for entry, figures in found:
+            seen = self._same(entry, figures)
             if seen is not None:
                 seen.count += 1
-                if seen.figures != f.figures:
-                    self.matcher.refill(seen, f.figures)  # a later line of the same failure adds to it
+                if any(seen.figures.get(k) != v for k, v in figures.items()):
+                    self.matcher.refill(seen, figures)  # a later line of the same failure adds to it
                 continue
+            f = self.matcher.make(entry, figures, line)
+            f.node = self.node
             self.findings[f.key] = f
             new.append(f)
-            if self.matcher.table.by_id(f.id).then:
+            if entry.then:
                 # The matching line itself may already carry the first figures (one-line syslog).
                 self._open.append((f, self._read_then(f, 0, line), THEN_WINDOW))
         return new
 
-    def _same(self, f: Finding) -> Finding | None:
+    def _same(self, entry: Entry, figures: dict[str, object]) -> Finding | None:
         """An earlier finding this one repeats or completes: same entry and no figure that differs
         (a warning's figures, like the seconds waited, are simply updated)."""
         for seen in self.findings.values():
-            if seen.id != f.id or seen.node != f.node:
+            if seen.id != entry.id:
                 continue
-            shared = set(seen.figures) & set(f.figures)
-            if f.severity != "error" or all(str(seen.figures[k]) == str(f.figures[k]) for k in shared):
+            shared = set(seen.figures) & set(figures)
+            if entry.severity != "error" or all(str(seen.figures[k]) == str(figures[k]) for k in shared):
                 return seen
         return None
 
     def feed_lines(self, lines) -> list[Finding]:
+        """`feed` for a batch: only the lines holding a literal (and the lines a match's `then:`
+        patterns still read) are looked at one by one."""
+        lines = lines if isinstance(lines, list) else list(lines)
+        hits = self.matcher.hit_lines(lines)
         out: list[Finding] = []
-        for line in lines:
-            out += self.feed(line)
+        i, h = 0, 0
+        while i < len(lines):
+            if not self._open:
+                while h < len(hits) and hits[h] < i:
+                    h += 1
+                if h == len(hits):
+                    break
+                i = hits[h]
+            out += self.feed(lines[i])
+            i += 1
         return out
 
     def _then(self, line: str) -> None:
