@@ -310,6 +310,5 @@ class Watch:
 def scan(text: str, node: str = "") -> list[Finding]:
     """The findings of a whole text, ranked."""
     w = Watch(node)
-    for line in text.splitlines():
-        w.feed(line)
+    w.feed_lines(text.splitlines())
     return w.ranked()
