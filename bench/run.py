@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.knowledge import KnowledgeFeed  # noqa: E402
+from bench.knowledge import KnowledgeFeed, paired_ratio  # noqa: E402
 from spark_tui.parsers import nccl, vllm  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -75,7 +75,8 @@ def bench_parsers(target_lines: int, repeats: int = 1) -> dict:
             "min_lines_per_s": round(min(rates)),
             "max_lines_per_s": round(max(rates)),
         }
-    out["knowledge"]["vs_vllm_parser"] = round(out["knowledge"]["lines_per_s"] / out["vllm"]["lines_per_s"], 2)
+    vllm_lines = (corpus_lines("vllm") * (target_lines // len(corpus_lines("vllm")) + 1))[:target_lines]
+    out["knowledge"]["vs_vllm_parser"] = paired_ratio(vllm_lines, CHUNK_LINES, max(repeats, 1))
     return out
 
 
