@@ -376,7 +376,7 @@ def cmd_report(args) -> int:
 
     async def main() -> str:
         async with Nodes(config) as nodes:
-            return await build(config, nodes, args.lines)
+            return await build(config, nodes, args.lines, fabric=args.fabric)
 
     text = asyncio.run(main())
     tmp = out + ".part"
@@ -474,7 +474,8 @@ def cmd_check(args) -> int:
 
     async def main():
         async with Nodes(config) as nodes:
-            return await run_checks(config, nodes, show)  # with what the nodes show, as up uses it
+            # with what the nodes show, as up uses it
+            return await run_checks(config, nodes, show, fabric=args.fabric)
 
     results = asyncio.run(main())
     failed = [r for r in results if r.status == "fail"]

@@ -30,9 +30,9 @@ from spark_tui.status_text import render
 DRIVER = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
 
 
-async def build(config: Config, nodes: Nodes, log_lines: int = 200) -> str:
+async def build(config: Config, nodes: Nodes, log_lines: int = 200, fabric: bool = False) -> str:
     config, snaps = await with_detected(config, nodes)
-    results: list[CheckResult] = await run_checks(config, nodes)
+    results: list[CheckResult] = await run_checks(config, nodes, fabric=fabric)
     state = await cluster_state(config, nodes, snaps)
     drivers = await asyncio.gather(*(_driver(nodes, s) for s in snaps))
     _, facts, why_none = await effective_facts(
