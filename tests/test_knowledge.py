@@ -1,6 +1,7 @@
 """The failure knowledge base: every real sample named with its cause and figures, nothing named
 for healthy lines, and a malformed table refused with file:entry."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -340,3 +341,28 @@ def test_the_packaged_table_loads_and_an_id_is_used_once():
     twice = _entry() + _entry()[len("failures:\n") :]
     with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 2 \(x.y\): id used twice"):
         parse_table(twice, "kb.yaml")
+
+
+def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(capsys):
+    from spark_tui.commands import _event_printer
+    from spark_tui.core.failure_watch import diagnosis
+    from spark_tui.knowledge import Watch
+
+    w = Watch("spark-2")
+    w.feed_lines(_sample("hub_gated_401").splitlines())
+    event = diagnosis(w.cause())
+
+    class Mask:  # the printer's redactor interface: one secret, masked wherever it appears
+        def mask(self, text: str) -> str:
+            return text.replace("meta-llama", "***")
+
+        show = mask
+
+    _event_printer(False, Mask())(event)
+    text = capsys.readouterr().out
+    assert (
+        text.startswith("ERROR spark-2: ***/Llama-2-7b is gated") and "\n    fix: Accept the licence" in text
+    )
+    _event_printer(True, Mask())(event)
+    line = json.loads(capsys.readouterr().out)
+    assert line["event"] == "Diagnosis" and line["figures"] == {"model": "***/Llama-2-7b", "status": 401}
