@@ -46,21 +46,21 @@ class FailureWatch:
         return self.watches[node]
 
     def feed(self, node: str, lines: Iterable[str]) -> Finding | None:
-        """The node's cause once its lines name an error (the first primary one), else None.
-        Each new warning or error is emitted as a Diagnosis event."""
+        """The node's cause once its lines name a primary error, else None. An error that only
+        follows from another (an engine that died of something the table does not know) is left
+        to the launch's own reading, which quotes the line above it. Each new warning or error is
+        emitted as a Diagnosis event."""
         w = self.watch(node)
-        new = w.feed_lines(lines)
+        new = w.feed_lines(list(lines))
         for f in new:
             if f.severity in ("error", "warn"):
                 self.emit(diagnosis(f))
-        return w.cause() if any(f.severity == "error" for f in new) else None
+        return self.cause(node) if any(f.severity == "error" for f in new) else None
+
+    def cause(self, node: str) -> Finding | None:
+        """The node's primary error, if its lines named one."""
+        found = self.watch(node).cause()
+        return found if found is not None and not found.secondary else None
 
     def warnings(self) -> list[Finding]:
         return [f for w in self.watches.values() for f in w.ranked() if f.severity == "warn"]
-
-
-def exit_cause(node: str, lines: list[str]) -> Finding | None:
-    """Why a container that exited did: the failure its last lines name, if the table knows it."""
-    w = Watch(node)
-    w.feed_lines(lines)
-    return w.cause()

@@ -262,7 +262,7 @@ class Launch:
             lines = tail[-20:]
             how = f"exited with code {code}" if state == "exited" and code is not None else f"is {state}"
             self.kb.feed(node, tail)
-            named = self.kb.watch(node).cause()
+            named = self.kb.cause(node)
             if named is not None:
                 raise LaunchError(cause_text(named, how), lines)
             # The line that says why, quoted as the program printed it (argparse, a Python error).
