@@ -107,11 +107,16 @@ class Matcher:
         for needle, items in by_needle.items():
             self._automaton.add_word(needle, tuple(items))
         self._automaton.make_automaton()
+        # Every literal is ASCII: a batch holding other characters (tqdm's bars) is scanned as
+        # ASCII with each of them one `?` (same offsets), which the automaton reads much faster.
+        self._ascii = all(needle.isascii() for needle in by_needle)
 
     def hit_lines(self, lines: list[str]) -> list[int]:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
         (the automaton runs in C over the joined text; no literal holds a newline)."""
         text = "\n".join(lines)
+        if self._ascii and not text.isascii():
+            text = text.encode("ascii", "replace").decode("ascii")
         # iter_long: non-overlapping longest matches; any line holding a literal still gets one
         ends = [end for end, _ in self._automaton.iter_long(text)]
         if not ends:
