@@ -44,6 +44,8 @@ ERRORISH = re.compile(
     r"\b(?:ERROR|Error|error|FAILED|Failed|failed|FATAL|fatal|WARN|Traceback|denied|refused|Killed)\b"
 )
 NOT_RECOGNISED_SHOWN = 10
+# A traceback's frames and carets say where, not what: never listed as not recognised.
+FRAME = re.compile(r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S')
 
 
 def _knowledge(c: Cleaned, result: dict) -> None:
@@ -53,7 +55,7 @@ def _knowledge(c: Cleaned, result: dict) -> None:
     unknown: list[str] = []
     for line in c.text.splitlines():
         w.feed(line)
-        if not w.matched and ERRORISH.search(line) and line.strip() not in unknown:
+        if not w.matched and ERRORISH.search(line) and not FRAME.search(line) and line.strip() not in unknown:
             unknown.append(line.strip())
     findings = w.ranked()
     shown = {v.get("code") for v in result["verdicts"]}
