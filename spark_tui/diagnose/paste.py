@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 PROMPT = re.compile(
-    r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.-]+[$#])\s+(?P<cmd>\S.*)$"
+    r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.~-]+[$#])\s+(?P<cmd>\S.*)$"
 )
 COMPOSE = re.compile(r"^(?P<svc>[\w.-]+-\d+)\s+\| ?")
 STAGE = re.compile(r"^\[Stage-\d+\]\s*")
@@ -95,6 +95,7 @@ COMMANDS = (
     "spark-tui",
     "free",
     "lspci",
+    "ethtool",
 )
 
 
