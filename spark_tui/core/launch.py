@@ -39,7 +39,7 @@ from spark_tui.core.nccl_nodes import NcclWatch
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser
-from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status
+from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status, ray_version_mismatch
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[Any], object]  # takes the events of core/events.py
@@ -257,7 +257,7 @@ class Launch:
         if state not in ("running", "created"):
             lines = (await self._logs(node))[-20:]
             # The line that says why, quoted as the program printed it (argparse, a Python error).
-            why = next(
+            why = ray_version_mismatch(lines) or next(
                 (line for line in reversed(lines) if EXIT_REASON.search(line)), lines[-1] if lines else ""
             )
             how = f"exited with code {code}" if state == "exited" and code is not None else f"is {state}"
@@ -280,6 +280,7 @@ class Launch:
         cursors = {w: LogCursor() for w in workers}
 
         async def joined():
+            await self._head_alive_in_join(head)
             for w in workers:
                 await self._alive_or_fail(w)
                 # A worker says it cannot reach the head's GCS on every retry: that is the verdict,
@@ -315,6 +316,42 @@ class Launch:
             lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
         )
         self._stage(head, "vllm", "started", shlex.join(serve))
+
+    async def _head_alive_in_join(self, head: str) -> None:
+        """A worker of another Ray version crashes the head's GCS (Ray 2.49 fails a check on the
+        2.48 raylet's address) and the head exits saying nothing: then name every node's Ray."""
+        state, _ = await self._state(head)
+        if state not in ("running", "created"):
+            versions = await self._ray_versions()
+            if len(set(versions.values())) > 1:
+                said = ", ".join(f"{node} has Ray {v}" for node, v in versions.items())
+                raise LaunchError(
+                    f"{head}: Ray's head exited while the workers joined: Ray versions differ ({said}); "
+                    "a Ray cluster needs one Ray version on every node (the same image)",
+                    (await self._logs(head))[-20:],
+                )
+            await self._alive_or_fail(head)
+
+    async def _ray_versions(self) -> dict[str, str]:
+        """Each node's Ray version as its image says it (`ray --version`, a short container)."""
+
+        async def one(node: str) -> tuple[str, str]:
+            try:
+                out = await asyncio.to_thread(
+                    lambda: self.clients[node].containers.run(
+                        self.specs[node].image,
+                        ["--version"],
+                        entrypoint=["ray"],
+                        remove=True,
+                        network_mode="none",
+                    )
+                )
+            except ENGINE_ERRORS:
+                return node, "?"
+            m = re.search(r"version (\S+)", out.decode(errors="replace"))
+            return node, m.group(1) if m else "?"
+
+        return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
 
     async def _cannot_join(self, worker: str, line: str) -> None:
         """Name the worker that cannot reach the head's Ray GCS, with its line and whether the

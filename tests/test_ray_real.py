@@ -1,0 +1,123 @@
+"""Failure modes of the Ray executor with real Ray (tests/README.md): what the nodes register as,
+a worker's Ray dying during the load, head and worker with different Ray versions, a stale Ray head
+holding the GCS port, and the stand-in vLLM's failure-log knob."""
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from spark_tui.core import events as ev
+from tests.cluster import cluster as tc
+from tests.cluster.images import FAILURES
+from tests.test_check import checks
+from tests.test_check import config_for as check_config
+from tests.test_launch import _assert_rolled_back, config_for, launch
+
+pytestmark = pytest.mark.cluster
+
+NODES_SCRIPT = (
+    'import json, ray; ray.init(address="auto", logging_level="ERROR"); '
+    'print("NODES " + json.dumps(sorted(n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"])))'
+)
+
+
+def _only_container(cluster, node):
+    ids = cluster.docker(node, "ps", "-q").stdout.split()
+    assert len(ids) == 1, ids
+    return ids[0]
+
+
+def test_ray_nodes_at_data_addresses_and_a_worker_ray_dying_in_the_load(cluster, tmp_path):
+    """Every Ray node registers under its data address (Ray's own node table says so); then the
+    worker's raylet is killed while the model loads: the launch names that node within seconds
+    of the death and removes every container."""
+    head, worker = cluster.nodes[:2]
+    config = config_for(cluster, 2, tmp_path, executor="ray", env={"SPARK_TEST_SHARD_DELAY": "3"})
+    seen: dict = {}
+
+    def on_event(e):
+        if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == ("cluster", "ray_join", "done"):
+            out = cluster.docker(
+                head, "exec", _only_container(cluster, head), "python3", "-c", NODES_SCRIPT
+            ).stdout
+            seen["nodes"] = json.loads(out.split("NODES ", 1)[1])
+        if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == (head.name, "vllm", "started"):
+            time.sleep(2)  # the workers are up and the shards are loading
+            cluster.docker(worker, "exec", _only_container(cluster, worker), "pkill", "-KILL", "raylet")
+            seen["killed"] = time.monotonic()
+
+    ok, got, _ = asyncio.run(launch(config, on_event=on_event))
+    assert seen["nodes"] == sorted([head.ip, worker.ip])
+    assert not ok and "killed" in seen
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert failed.cause.startswith(f"{worker.name}: container exited"), failed.cause
+    _assert_rolled_back(cluster, 2, got, worker.name)
+
+
+def test_head_and_worker_with_different_ray_versions_are_named_with_both(cluster, tmp_path):
+    """An NGC-like image (Ray 2.48.0) under the worker's tag, the head on Ray 2.49.2: the real
+    head's GCS fails a check on the older raylet's registration and exits without a word (or the
+    worker refuses, when it reads the cluster's version first); the launch names both versions
+    and the nodes, and rolls back."""
+    head, worker = cluster.nodes[:2]
+    cluster.import_image(worker, profile="ngc-25.10")
+    try:
+        ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path, executor="ray")))
+    finally:
+        cluster.import_image(worker)
+    assert not ok
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    refused = f"{worker.name}: container exited with code 1: Ray refuses to join: this node's image has Ray {tc.RAY_VERSION_NGC}, the head's cluster runs Ray {tc.RAY_VERSION}"
+    crashed = f"Ray versions differ ({head.name} has Ray {tc.RAY_VERSION}, {worker.name} has Ray {tc.RAY_VERSION_NGC})"
+    assert failed.cause.startswith(refused) or crashed in failed.cause, failed.cause
+    _assert_rolled_back(cluster, 2, got, "Ray")
+
+
+def test_check_names_a_stale_ray_head_holding_the_gcs_port(cluster, tmp_path):
+    head = cluster.nodes[0]
+    config = check_config(cluster, 2, tmp_path)
+    port = str(config["master_port"])
+    cluster.docker(
+        head,
+        *("run", "-d", "--name", "ray_stale", "--network", "host", "--entrypoint", "ray", tc.IMAGE),
+        *(
+            "start",
+            "--block",
+            "--head",
+            "--port",
+            port,
+            "--node-ip-address",
+            head.ip,
+            "--include-dashboard=false",
+        ),
+    )
+    deadline = time.monotonic() + 90
+    while "Ray runtime started" not in cluster.docker(head, "logs", "ray_stale").stdout:
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    _, by = checks(config)
+    result = by[("port.master_port", head.name)]
+    assert result.status == "fail", result
+    assert result.message.endswith(
+        f"held by gcs_server (pid {result.message.split('(pid ')[1].split(')')[0]}) "
+        f"in container ray_stale (image {tc.IMAGE})"
+    ), result.message
+
+
+LOGS = sorted(p.stem for p in FAILURES.glob("*.log"))
+
+
+@pytest.mark.parametrize("name", [*LOGS[:1], "no-such-failure"])
+def test_stand_in_vllm_prints_a_recorded_failure_log(cluster, name):
+    node = cluster.nodes[0]
+    proc = cluster.docker(
+        node, "run", "--rm", "-e", f"SPARK_TEST_FAIL=log:{name}", tc.IMAGE, "m", "--port", "8015", check=False
+    )
+    if name in LOGS:
+        assert proc.returncode == 1
+        expected = (FAILURES / f"{name}.log").read_text(errors="replace").splitlines()
+        assert proc.stdout.splitlines()[-len(expected) :] == expected
+    else:
+        assert proc.returncode == 2 and "no failure log 'no-such-failure'" in proc.stdout
