@@ -30,25 +30,34 @@ def _only_container(cluster, node):
 
 
 def test_ray_nodes_at_data_addresses_and_a_worker_ray_dying_in_the_load(cluster, tmp_path):
-    """Every Ray node registers under its data address (Ray's own node table says so); then the
-    worker's raylet is killed while the model loads: the launch names that node within seconds
-    of the death and removes every container."""
+    """The worker has a second (management) network with the default route, where Ray would put
+    the node if not told: every Ray node registers under its data address all the same (Ray's own
+    node table says so). Then the worker's raylet is killed while the model loads: the launch
+    names that node and removes every container."""
     head, worker = cluster.nodes[:2]
-    config = config_for(cluster, 2, tmp_path, executor="ray", env={"SPARK_TEST_SHARD_DELAY": "3"})
-    seen: dict = {}
+    management = cluster.add_management_network(worker)
+    try:
+        alone = cluster.docker(
+            *(worker, "run", "--rm", "--network", "host", "--entrypoint", "python3", tc.IMAGE, "-c"),
+            "import ray._private.services as s; print(s.get_node_ip_address())",
+        ).stdout.strip()
+        assert alone == management  # Ray's own choice on this node
+        config = config_for(cluster, 2, tmp_path, executor="ray", env={"SPARK_TEST_SHARD_DELAY": "3"})
+        seen: dict = {}
 
-    def on_event(e):
-        if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == ("cluster", "ray_join", "done"):
-            out = cluster.docker(
-                head, "exec", _only_container(cluster, head), "python3", "-c", NODES_SCRIPT
-            ).stdout
-            seen["nodes"] = json.loads(out.split("NODES ", 1)[1])
-        if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == (head.name, "vllm", "started"):
-            time.sleep(2)  # the workers are up and the shards are loading
-            cluster.docker(worker, "exec", _only_container(cluster, worker), "pkill", "-KILL", "raylet")
-            seen["killed"] = time.monotonic()
+        def on_event(e):
+            if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == ("cluster", "ray_join", "done"):
+                head_id = _only_container(cluster, head)
+                out = cluster.docker(head, "exec", head_id, "python3", "-c", NODES_SCRIPT).stdout
+                seen["nodes"] = json.loads(out.split("NODES ", 1)[1])
+            if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == (head.name, "vllm", "started"):
+                time.sleep(2)  # the workers are up and the shards are loading
+                cluster.docker(worker, "exec", _only_container(cluster, worker), "pkill", "-KILL", "raylet")
+                seen["killed"] = time.monotonic()
 
-    ok, got, _ = asyncio.run(launch(config, on_event=on_event))
+        ok, got, _ = asyncio.run(launch(config, on_event=on_event))
+    finally:
+        cluster.remove_management_network(worker)
     assert seen["nodes"] == sorted([head.ip, worker.ip])
     assert not ok and "killed" in seen
     failed = next(e for e in got if isinstance(e, ev.Failed))
