@@ -65,6 +65,42 @@ def test_ray_nodes_at_data_addresses_and_a_worker_ray_dying_in_the_load(cluster,
     _assert_rolled_back(cluster, 2, got, worker.name)
 
 
+def test_a_ray_node_registered_under_the_management_address_is_named(cluster, tmp_path):
+    """Another launcher's leftover worker on spark-2, started with the node's management address
+    (the SSH host address, as launchers that take it for the node IP do), joins the new head under
+    that address: the launch names the node, the address and its interface, and rolls back."""
+    head, worker = cluster.nodes[:2]
+    management = cluster.add_management_network(worker)
+    config = config_for(cluster, 2, tmp_path, executor="ray")
+    seen: dict = {}
+
+    def on_event(e):
+        # Once the head is up, the leftover joins it (before the launch's own worker, or after).
+        if isinstance(e, ev.Stage) and e.stage == "ray_join" and "stray" not in seen:
+            seen["stray"] = True
+            cluster.docker(
+                *(worker, "run", "-d", "--name", "ray_leftover", "--network", "host", "--gpus", "all"),
+                *("--entrypoint", "ray", tc.IMAGE, "start", "--block"),
+                *(f"--address={head.ip}:{config['master_port']}", "--node-ip-address", management),
+            )
+            deadline = time.monotonic() + 90
+            while "Ray runtime started" not in cluster.docker(worker, "logs", "ray_leftover").stdout:
+                assert time.monotonic() < deadline, cluster.docker(worker, "logs", "ray_leftover")
+                time.sleep(0.5)
+
+    try:
+        ok, got, _ = asyncio.run(launch(config, on_event=on_event))
+    finally:
+        cluster.docker(worker, "rm", "-f", "ray_leftover", check=False)
+        cluster.remove_management_network(worker)
+    assert not ok
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert failed.cause.startswith(
+        f"{worker.name}: a Ray node registered under {management} (enP7s7), not its data address {worker.ip}"
+    ), failed.cause
+    _assert_rolled_back(cluster, 2, got, worker.name)
+
+
 def test_head_and_worker_with_different_ray_versions_are_named_with_both(cluster, tmp_path):
     """An NGC-like image (Ray 2.48.0) under the worker's tag, the head on Ray 2.49.2: the real
     head's GCS fails a check on the older raylet's registration and exits without a word (or the

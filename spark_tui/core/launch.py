@@ -39,7 +39,13 @@ from spark_tui.core.nccl_nodes import NcclWatch
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser
-from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status, ray_version_mismatch
+from spark_tui.parsers.vllm import (
+    GCS_UNREACHABLE,
+    RAY_NODE_REGISTERED,
+    VllmParser,
+    parse_ray_status,
+    ray_version_mismatch,
+)
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[Any], object]  # takes the events of core/events.py
@@ -303,6 +309,7 @@ class Launch:
             return st.active_nodes >= want_nodes and st.gpus_total >= want_gpus
 
         await self._until("Ray: every node and GPU joined", self.config["timeouts.ray_join"], joined)
+        await self._ray_addresses(head, cid)
         self._stage("cluster", "ray_join", "done", f"{want_nodes} nodes")
         serve = planmod.vllm_serve_args(self.config)
         # Output goes to the container's main streams so `docker logs` shows vLLM too. The container
@@ -316,6 +323,39 @@ class Launch:
             lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
         )
         self._stage(head, "vllm", "started", shlex.join(serve))
+
+    async def _ray_addresses(self, head: str, cid: str) -> None:
+        """Every node Ray registered must be at a data address: one under another address (a
+        node's management port: another launcher's leftover, or a Ray given the SSH address) gets
+        vLLM's workers and NCCL on the wrong network. Ray's own record: the head's GCS log."""
+        log = "/tmp/ray/session_latest/logs/gcs_server.out"
+        res = await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["cat", log]))
+        if res.exit_code != 0:
+            return  # an older layout of Ray's session directory: nothing to compare
+        data = {n["data_ip"] for n in self.config.nodes if n["data_ip"]}
+        stray = sorted(set(RAY_NODE_REGISTERED.findall(res.output.decode(errors="replace"))) - data)
+        if not stray:
+            return
+        owner = {
+            cidr.split("/")[0]: (snap.node, name)
+            for snap in self.snaps
+            for name, iface in snap.interfaces.items()
+            for cidr in iface.ipv4
+        }
+        parts = []
+        for addr in stray:
+            if addr in owner:
+                node, ifname = owner[addr]
+                data_ip = next((n["data_ip"] for n in self.config.nodes if n.name == node), "?")
+                parts.append(
+                    f"{node}: a Ray node registered under {addr} ({ifname}), not its data address {data_ip}"
+                )
+            else:
+                parts.append(f"a Ray node registered under {addr}, no node's data address")
+        raise LaunchError(
+            "; ".join(parts) + " (another launcher's Ray, or one given another address: stop it)",
+            (await self._logs(head))[-20:],
+        )
 
     async def _head_alive_in_join(self, head: str) -> None:
         """A worker of another Ray version crashes the head's GCS (Ray 2.49 fails a check on the

@@ -302,6 +302,12 @@ RAY_MISMATCH = re.compile(
 )
 
 
+# The head's GCS log line for each node that joins (gcs_node_manager.cc, Ray 2.4x).
+RAY_NODE_REGISTERED = re.compile(
+    r"Registering new node\. node_id=\S+ node_name=\S+ node_address=(?P<addr>[\d.]+)"
+)
+
+
 def ray_version_mismatch(lines: list[str]) -> str | None:
     """Ray's version refusal in a node's log, said with both versions; None when there is none."""
     m = RAY_MISMATCH.search("\n".join(strip_ansi(line) for line in lines))
