@@ -3,17 +3,21 @@
 SSH nodes use asyncssh with host keys verified against known_hosts (strict by default;
 `accept-new` adds unknown keys, never changed ones). The node spark-tui runs on uses a
 local transport with the same interface. Remote commands are always argument lists,
-quoted with shlex for the remote shell.
+quoted with shlex and read by POSIX sh (SH_READ), whatever the user's login shell is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
+import hmac
 import os
 import secrets
 import shlex
 import shutil
+import signal
 import socket
 import tempfile
 import time
@@ -37,11 +41,64 @@ PREFERRED_CIPHERS = [
 ]
 
 
+# What the SSH exec request carries for every command: POSIX sh, reading the command as the first
+# line of its stdin (`read` takes one byte at a time, so the rest of stdin is the command's). sshd
+# hands an exec request to the user's login shell, which may be tcsh or fish: this text means the
+# same in each of them, and the argument list's shlex quoting is read by sh, the shell it is for.
+SH_READ = "sh -c 'IFS= read -r c && eval \"$c\"'"
+
+
+def command_line(argv: list[str]) -> str:
+    """`argv` as one line of sh for SH_READ: shlex-quoted, `exec`ed (the program replaces sh), a
+    newline in an argument (shlex leaves it inside single quotes) written as "$nl"."""
+    text = "exec " + shlex.join(argv)
+    if "\n" in text:
+        text = "nl=$(printf '\\nx'); nl=${nl%x}; " + text.replace("\n", "'\"$nl\"'")
+    return text + "\n"
+
+
+# What a shell answers for a program it cannot run (POSIX): a remote command over SSH gets these
+# from the node's shell, a local one from _spawn_failed, so callers read both the same way.
+NOT_FOUND, NOT_EXECUTABLE = 127, 126
+
+
 @dataclass
 class Result:
     stdout: str
     stderr: str
     exit_status: int
+    signal: str | None = None  # the signal that ended the program (KILL, TERM), None when it exited
+
+    def problem(self, program: str) -> str | None:
+        """Why `program` did not run to its end, in the operator's words, or None when it did
+        (whatever its exit code): missing, not executable, or killed are facts to report."""
+        if self.signal:
+            return f"{program} was killed (SIG{self.signal.removeprefix('SIG')}) on this node"
+        if self.exit_status == NOT_FOUND:
+            return f"no {program} on this node"
+        if self.exit_status == NOT_EXECUTABLE:
+            return f"{program} is not executable on this node"
+        return None
+
+
+def _spawn_failed(argv: list[str], exc: OSError) -> Result:
+    """A local program that could not be started, answered as a shell answers it over SSH."""
+    missing = isinstance(exc, FileNotFoundError)
+    code = NOT_FOUND if missing else NOT_EXECUTABLE
+    what = "not found" if missing else exc.strerror or "cannot be run"
+    return Result("", f"{argv[0]}: {what}", code)
+
+
+def _local_result(out: bytes, err: bytes, returncode: int | None) -> Result:
+    """A local process's end: a negative return code is the signal that killed it."""
+    if returncode is not None and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name.removeprefix("SIG")
+        except ValueError:  # a real-time signal has no name
+            name = str(-returncode)
+        return Result(out.decode(errors="replace"), err.decode(errors="replace"), 128 - returncode, name)
+    code = returncode if returncode is not None else 255
+    return Result(out.decode(errors="replace"), err.decode(errors="replace"), code)
 
 
 class Transport(Protocol):
@@ -103,12 +160,15 @@ class LocalTransport:
         return None
 
     async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:  # missing or not executable: a fact about the node, not a crash
+            return _spawn_failed(argv, exc)
         try:
             out, err = await asyncio.wait_for(
                 proc.communicate(stdin.encode() if stdin is not None else None), timeout
@@ -116,8 +176,7 @@ class LocalTransport:
         except (TimeoutError, asyncio.CancelledError):
             proc.kill()  # as a closed SSH session ends its command
             raise
-        code = proc.returncode if proc.returncode is not None else 255
-        return Result(out.decode(errors="replace"), err.decode(errors="replace"), code)
+        return _local_result(out, err, proc.returncode)
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         return (await self.run(["sh", "-c", script, "sh", *args], timeout=timeout)).stdout
@@ -125,12 +184,17 @@ class LocalTransport:
     async def stream(
         self, argv: list[str], on_err_line: Callable[[str], object], stdin: str | Awaitable[str] = ""
     ) -> Result:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            failed = _spawn_failed(argv, exc)
+            on_err_line(failed.stderr)
+            return failed
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         pipe = proc.stdin
 
@@ -157,7 +221,7 @@ class LocalTransport:
             raise
         finally:
             feeder.cancel()
-        return Result(out.decode(errors="replace"), "\n".join(err[-50:]), code)
+        return _local_result(out, "\n".join(err[-50:]).encode(), code)
 
     async def docker_url(self) -> str:
         return f"unix://{self.node['docker_socket']}"
@@ -250,6 +314,7 @@ class SshTransport:
         return opts
 
     async def _open(self) -> asyncssh.SSHClientConnection:
+        self._known_hosts_file()
         try:
             return await asyncssh.connect(self.host, **self._options())
         except asyncssh.HostKeyNotVerifiable:
@@ -259,6 +324,28 @@ class SshTransport:
                 self.node.name,
                 f"cannot use known_hosts {self._options()['known_hosts']} "
                 f"or the key: {exc}; refusing to connect",
+            ) from None
+
+    def _known_hosts_file(self) -> None:
+        """A missing known_hosts: accept-new creates it (0600, its directory 0700, as ssh does for
+        ~/.ssh); strict mode says the file does not exist rather than "No such file or directory"."""
+        path = os.path.expanduser(self.node["known_hosts"])
+        if os.path.exists(path):
+            return
+        if self.node["host_key_policy"] != "accept-new":
+            raise HostKeyError(
+                self.node.name,
+                f"known_hosts {path} does not exist; refusing to connect. Create it with "
+                f"ssh-keyscan, or set host_key_policy: accept-new",
+            )
+        try:
+            os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass  # another connection created it meanwhile
+        except OSError as exc:
+            raise HostKeyError(
+                self.node.name, f"cannot create known_hosts {path}: {_reason(exc)}; refusing to connect"
             ) from None
 
     async def _host_key_problem(self) -> asyncssh.SSHClientConnection:
@@ -290,9 +377,12 @@ class SshTransport:
                 f"host key for {entry} is not in {path} (server offers {fingerprint}); refusing to connect. "
                 f"To accept it: ssh-keyscan -p {port} {host} >> {path}, or set host_key_policy: accept-new",
             )
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "a") as fh:
-            fh.write(f"{entry} {key.export_public_key('openssh').decode().strip()}\n")
+        with open(path, "a+") as fh:
+            fh.seek(0)
+            # A file of hashed names (HashKnownHosts yes) gets a hashed one: no address in clear.
+            hashed = any(line.startswith(HASHED) for line in fh)
+            name = _hashed_name(entry) if hashed else entry
+            fh.write(f"{name} {key.export_public_key('openssh').decode().strip()}\n")
         return await asyncssh.connect(self.host, **self._options())
 
     async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
@@ -300,18 +390,25 @@ class SshTransport:
         async with self._sessions:
             try:
                 start = time.monotonic()
-                proc = await asyncio.wait_for(self._run_once(shlex.join(argv), stdin), timeout)
+                proc = await asyncio.wait_for(self._run_once(argv, stdin), timeout)
                 self.rtt_ms = (time.monotonic() - start) * 1000
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()
                 raise NodeError(self.node.name, f"connection lost: {_reason(exc)}") from None
         return Result(
-            _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
+            _text(proc.stdout),
+            _text(proc.stderr),
+            proc.exit_status if proc.exit_status is not None else 255,
+            _signal_name(proc.exit_signal),
         )
 
-    async def _run_once(self, command: str, stdin: str | None) -> asyncssh.SSHCompletedProcess:
-        proc = await self.live().create_process(command, input=stdin)
+    async def _run_once(self, argv: list[str], stdin: str | None) -> asyncssh.SSHCompletedProcess:
+        proc = await self.live().create_process(SH_READ)
         try:
+            proc.stdin.write(command_line(argv))
+            if stdin is not None:
+                proc.stdin.write(stdin)
+                proc.stdin.write_eof()
             return await proc.wait(check=False)
         finally:
             # On a timeout or a cancel too: asyncssh's own run() leaves the session open and the
@@ -324,7 +421,8 @@ class SshTransport:
         await self.connect()
         async with self._sessions:
             try:
-                proc = await self.live().create_process(shlex.join(argv))
+                proc = await self.live().create_process(SH_READ)
+                proc.stdin.write(command_line(argv))
 
                 async def feed() -> None:
                     try:
@@ -352,7 +450,12 @@ class SshTransport:
                 await self._drop()
                 raise NodeError(self.node.name, f"connection lost: {_reason(exc)}") from None
         code = proc.exit_status
-        return Result(_text(out), "\n".join(err[-50:]), code if code is not None else 255)
+        return Result(
+            _text(out),
+            "\n".join(err[-50:]),
+            code if code is not None else 255,
+            _signal_name(proc.exit_signal),
+        )
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         """Run a shell script in the node's long-lived `sh` session and return its stdout.
@@ -466,6 +569,21 @@ async def _known_keys(node: str, path: str, host: str, port: int) -> list:
         matched = known.match(host, addr, None if port == 22 else port)
         found += [key for keys in matched for key in keys]
     return found
+
+
+HASHED = "|1|"  # a hashed known_hosts name: |1|base64(salt)|base64(HMAC-SHA1(salt, name))
+
+
+def _hashed_name(name: str) -> str:
+    """`name` as OpenSSH hashes it in known_hosts (hostfile.c host_hash)."""
+    salt = os.urandom(20)
+    digest = hmac.new(salt, name.encode(), hashlib.sha1).digest()
+    return f"{HASHED}{base64.b64encode(salt).decode()}|{base64.b64encode(digest).decode()}"
+
+
+def _signal_name(exit_signal: tuple | None) -> str | None:
+    """asyncssh's exit_signal (name, core dumped, message, language) as the signal's name."""
+    return str(exit_signal[0]) if exit_signal else None
 
 
 def _text(data: str | bytes | None) -> str:

@@ -145,10 +145,8 @@ class Launch:
             self.hostnames = {snap.host.hostname: snap.node for snap in snaps if snap.host.hostname}
             self.snaps = snaps
             await self._preflight()
-            if self.config["executor"] == "ray":
-                await self._ray()
-            else:
-                await self._native()
+            start = {"solo": self._solo, "ray": self._ray, "native": self._native}
+            await start[self.config["executor"]]()
             endpoint, watch = await self._wait_ready()
             nets = [NcclNet(n.node, n.level, n.text()) for n in watch.nets().values()]
             self.emit(
@@ -165,6 +163,8 @@ class Launch:
             self.emit(Failed("interrupted"))
             await asyncio.shield(self.rollback())
             raise
+        except Exception as exc:  # a bug of ours, or an answer nobody foresaw: still roll back
+            self.emit(Failed(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); rolled back"))
         await self.rollback()
         return False
 
@@ -439,6 +439,11 @@ class Launch:
                 verb = "reaches" if head["data_ip"] in reached else "does NOT reach"
                 parts.append(f"{name} {verb} {head.name} at {head['data_ip']}")
         return "; ".join(parts) or "no rank lines in the logs (NCCL_DEBUG=INFO shows them)"
+
+    async def _solo(self) -> None:
+        """One node: its container runs `vllm serve` itself (the ENTRYPOINT), nothing to join; the
+        readiness, memory guard and failure naming that follow are the cluster launch's own."""
+        await self._start(self.config.head.name)
 
     async def _native(self) -> None:
         workers = [n.name for n in self.config.nodes if not n.is_head]

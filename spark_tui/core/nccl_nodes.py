@@ -25,12 +25,15 @@ class NodeNccl:
     interface: str = ""  # the bootstrap interface and address NCCL chose, `ifname:addr`
     level: str = "unknown"  # ok | warn | unknown
     cause: str = ""  # for Socket: where the fallback came from
+    solo: bool = False  # executor solo: no traffic between nodes, so silence is expected
 
     def text(self) -> str:
         over = f" over {self.interface}" if self.interface else ""
         if self.transport is None:
             if self.hcas:
                 return f"NCCL: HCAs {', '.join(self.hcas)} listed, transport not logged yet{over}"
+            if self.solo:  # silence is expected: one node has no NCCL traffic to log
+                return "NCCL: no traffic between nodes (executor solo)"
             return "NCCL: no NCCL lines from this node yet"
         if self.transport.startswith("IB"):
             return f"NCCL: IB/RoCE ({self.transport}) on {', '.join(self.hcas) or 'devices not listed'}{over}"
@@ -76,6 +79,7 @@ def _node_nccl(config: Config, name: str, nets: list[OriginNet], snap: NodeSnaps
     hcas = list(dict.fromkeys(h for n in nets for h in n.hcas))
     boot = next((b for n in nets for b in n.bootstrap), None)
     out = NodeNccl(name, transport, hcas, f"{boot[0]} {boot[1]}" if boot else "")
+    out.solo = config["executor"] == "solo"
     if transport is None:
         return out
     if transport == "Socket":

@@ -52,6 +52,20 @@ class Setting:
     def dest(self) -> str:
         return "set_" + self.key.replace(".", "_")
 
+    # A secret also has a file form (settings/secret_file.py): the value is then in no argv and
+    # no shell history. `-` is standard input.
+    @property
+    def file_env(self) -> str | None:
+        return self.env + "_FILE" if self.secret and self.env else None
+
+    @property
+    def file_flag(self) -> str | None:
+        return self.flag + "-file" if self.secret and self.flag else None
+
+    @property
+    def file_dest(self) -> str:
+        return self.dest + "_file"
+
     @property
     def yaml_key(self) -> str:
         return f"nodes[].{self.key}" if self.scope == "node" else self.key
@@ -242,21 +256,31 @@ SETTINGS: tuple[Setting, ...] = (
         per_node=True,
     ),
     _s(
-        "hf_token", k.Str(), None, "Hugging Face token passed as HF_TOKEN (secret, never shown).", secret=True
+        "hf_token",
+        k.Str(),
+        None,
+        "Hugging Face token passed as HF_TOKEN (secret, never shown; the file form keeps it out of ps and shell history).",
+        secret=True,
     ),
     # --- the model and vLLM ---
     _s(
         "executor",
-        k.Choice(("ray", "native")),
-        "ray",
-        "Multi-node executor: Ray or vLLM's native --nnodes mode.",
+        k.Choice(("solo", "ray", "native")),
+        None,
+        "How vLLM runs: solo (`vllm serve` on the one node, no Ray, no multi-node flags), Ray, or vLLM's "
+        "native --nnodes mode (default: solo on one node, ray on two or more).",
     ),
     _s("model", k.Str(), None, "Model to serve (Hugging Face id or path in the container)."),
     _s("served_model_name", k.Str(), None, "Name the API serves the model under (default: the model)."),
     _s("tensor_parallel_size", k.Int(1, 1024), None, "Tensor parallel size (default: the number of nodes)."),
     _s("pipeline_parallel_size", k.Int(1, 1024), 1, "Pipeline parallel size."),
     _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head."),
-    _s("master_port", k.Int(1, 65535), 29501, "Ray head port (executor ray) or torch master port (native)."),
+    _s(
+        "master_port",
+        k.Int(1, 65535),
+        29501,
+        "Ray head port (executor ray) or torch master port (native); unused by solo.",
+    ),
     _s("vllm_args", k.ArgList(), [], "Extra arguments appended to `vllm serve`."),
     _s(
         "nccl_debug",
@@ -328,6 +352,7 @@ NODE_SETTINGS = tuple(s for s in SETTINGS if s.scope == "node" or s.per_node)
 BY_KEY = {s.key: s for s in CLUSTER_SETTINGS}
 NODE_BY_KEY = {s.key: s for s in NODE_SETTINGS}
 BY_ENV = {s.env: s for s in CLUSTER_SETTINGS}
+BY_FILE_ENV = {s.file_env: s for s in CLUSTER_SETTINGS if s.file_env}
 
 # Environment variables that look like settings but are not read by spark-tui.
 # Each is what some launcher script or habit uses for a spark-tui setting.
@@ -380,9 +405,14 @@ def markdown_table() -> str:
             else ""
         )
         doc = s.doc + (" **secret**" if s.secret else "")
+        env = f"`{s.env}`" if s.env else "—"
+        flag = f"`{flag}`" if s.flag else "—"
+        if s.file_env and s.file_flag:  # the file form: PATH, or - for standard input
+            env += f", `{s.file_env}=PATH`"
+            flag += f", `{s.file_flag} PATH`"
         rows.append(
-            f"| `{s.yaml_key}` | {('`' + s.env + '`') if s.env else '—'} | "
-            f"{('`' + flag + '`') if s.flag else '—'} | {('`' + default + '`') if default != '—' else '—'} | "
+            f"| `{s.yaml_key}` | {env} | "
+            f"{flag} | {('`' + default + '`') if default != '—' else '—'} | "
             f"{per_node} | {doc.replace('|', '/')} |"
         )
     return "\n".join(rows)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from spark_tui import paths
 from spark_tui.errors import ConfigError
-from spark_tui.settings import kinds, yamlfile
+from spark_tui.settings import kinds, secret_file, yamlfile
 from spark_tui.settings.container_env import derive_container_env
 from spark_tui.settings.lookalike import lookalike_warnings
 from spark_tui.settings.model import (  # the data model; its users may import it from here too
@@ -32,6 +32,7 @@ from spark_tui.settings.model import (  # the data model; its users may import i
 )
 from spark_tui.settings.registry import (
     BY_ENV,
+    BY_FILE_ENV,
     BY_KEY,
     CLUSTER_SETTINGS,
     ENV_PREFIX,
@@ -39,6 +40,8 @@ from spark_tui.settings.registry import (
     NODE_SETTINGS,
     Setting,
 )
+
+SECRET_KEYS = [s.key for s in CLUSTER_SETTINGS if s.secret]
 
 # ---------------------------------------------------------------------------
 
@@ -48,6 +51,7 @@ def resolve(inputs: Inputs) -> Config:
     requests: dict[str, list[Candidate]] = {s.key: [] for s in CLUSTER_SETTINGS}
     node_requests: list[dict[str, list[Candidate]]] = []
     node_docs: list[tuple[yamlfile.YamlDoc, int]] = []
+    secret_docs: list[tuple[str, yamlfile.YamlDoc]] = []  # files read, told when others can read a secret
 
     for s in CLUSTER_SETTINGS:
         requests[s.key].append(Candidate(s.default, Source("default", "default")))
@@ -58,6 +62,7 @@ def resolve(inputs: Inputs) -> Config:
     if user_path and os.path.exists(user_path):
         doc = yamlfile.load(user_path)
         files.append(user_path)
+        secret_docs.append((user_path, doc))
         _read_settings(doc, "user", requests, allow_nodes=False)
 
     env_values = _read_environ(inputs.environ)
@@ -75,6 +80,7 @@ def resolve(inputs: Inputs) -> Config:
                 raise ConfigError(cluster_where, f"cluster file {cluster_path}: {exc.message}") from None
             raise
         files.append(cluster_path)
+        secret_docs.append((cluster_path, doc))
         _read_settings(doc, "cluster", requests, allow_nodes=True)
         for index, entry in enumerate(_node_entries(doc)):
             node_requests.append(_read_node(doc, index, entry))
@@ -97,7 +103,11 @@ def resolve(inputs: Inputs) -> Config:
     _derive_defaults(values, nodes)
     for n in nodes:
         n.container_env = derive_container_env(n, values, nodes)
-    warnings = lookalike_warnings(inputs.environ, values)
+    warnings = lookalike_warnings(inputs.environ, values) + _unused_by_executor(values)
+    for path, doc in secret_docs:
+        warned = secret_file.readable_by_others(path, [k for k in SECRET_KEYS if k in doc.data])
+        if warned:
+            warnings.append(warned)
     return Config(values, nodes, warnings, files, inputs)
 
 
@@ -214,6 +224,16 @@ def _read_environ(environ: Mapping[str, str]) -> dict[str, Candidate]:
     for name, text in environ.items():
         if not name.startswith(ENV_PREFIX):
             continue
+        secret = BY_FILE_ENV.get(name)
+        if secret is not None:  # a secret's file form (settings/secret_file.py)
+            if secret.env in environ:
+                raise ConfigError(name, f"set {secret.env} or {name}, not both")
+            value, where = secret_file.read(text, name)
+            try:
+                out[secret.key] = Candidate(secret.kind.from_text(value), Source("env", f"{name}={where}"))
+            except ValueError as exc:
+                raise ConfigError(name, f"{where}: {exc}") from None
+            continue
         setting = BY_ENV.get(name)
         if setting is None:
             hint = closest(name, BY_ENV)
@@ -308,6 +328,7 @@ def _derive_defaults(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
             raise ConfigError(where, f"data_ip {ip.value} is already used by node {addrs[ip.value].name!r}")
         if ip.value is not None:
             addrs[ip.value] = n
+    _derive_executor(values, nodes)
     tp = values["tensor_parallel_size"]
     if tp.value is None:
         pp = values["pipeline_parallel_size"].value or 1
@@ -323,6 +344,37 @@ def _derive_defaults(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
         values["served_model_name"] = Value(
             smn.setting, model.value, Source("default", f"derived from model ({model.source})"), smn.requested
         )
+
+
+def _derive_executor(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
+    """solo on one node, ray on more, unless a layer asked; an executor that cannot run on this
+    many nodes is refused naming where it was asked (the node count is the fact that decides)."""
+    ex, count = values["executor"], len(nodes)
+    if ex.value is None:
+        derived = "solo" if count == 1 else "ray"
+        how = f"derived: {count} node(s)" + (", one node runs `vllm serve` alone" if count == 1 else "")
+        values["executor"] = Value(ex.setting, derived, Source("default", how), ex.requested)
+        return
+    if ex.value == "solo" and count > 1:
+        raise ConfigError(
+            ex.source.location,
+            f"executor solo runs `vllm serve` on one node, but this cluster has {count} "
+            f"({', '.join(n.name for n in nodes)}): use executor ray or native, or list one node",
+        )
+    if ex.value != "solo" and count == 1:
+        raise ConfigError(
+            ex.source.location,
+            f"executor {ex.value} spans two or more nodes, but this cluster has one ({nodes[0].name}): "
+            "leave executor unset (solo on one node: `vllm serve` without Ray or multi-node flags)",
+        )
+
+
+def _unused_by_executor(values: dict[str, Value]) -> list[str]:
+    """A value asked for that the executor has no use for is said, never silently dropped."""
+    ex, port = values["executor"], values["master_port"]
+    if ex.value == "solo" and port.source.layer != "default":
+        return [f"master_port {port.value} ({port.source}) is not used: executor solo has no master port"]
+    return []
 
 
 def _is_ipv4(text) -> bool:

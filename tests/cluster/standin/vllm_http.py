@@ -1,9 +1,11 @@
 """The stand-in vLLM's HTTP server (stdlib only): /health and /v1/models as vLLM's OpenAI server
-answers them. `serve(port, served, model, version, max_model_len)` blocks, serving forever."""
+answers them. `serve(port, served, model, version, max_model_len)` blocks, serving forever.
+SPARK_TEST_MODELS_BODY=json: /v1/models answers that instead (a broken or hostile server's JSON)."""
 
 from __future__ import annotations
 
 import json
+import os
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -34,7 +36,8 @@ def serve(port: int, served: str, model: str, version: str, max_model_len: int) 
             if path == "/health":
                 self._send(200, b"")
             elif path == "/v1/models":
-                self._send(200, json.dumps(models).encode())
+                body = os.environ.get("SPARK_TEST_MODELS_BODY")
+                self._send(200, body.encode() if body else json.dumps(models).encode())
             elif path == "/version":
                 self._send(200, json.dumps({"version": version}).encode())
             else:
