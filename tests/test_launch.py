@@ -638,14 +638,15 @@ def test_worker_that_cannot_reach_the_gcs_is_named_in_seconds(cluster, tmp_path)
         elapsed = time.monotonic() - start
     finally:
         cluster.unblock_tcp(worker, 29501)
-    # From the worker's container start to the verdict: Ray's GCS client says it after 5 s (the
-    # real head's own start-up, seconds on this shared machine, comes before and does not count).
+    # From the worker's container start to the verdict: Ray's GCS client says it 5 s after `ray
+    # start` is up (its imports take seconds more on this shared 2-core machine), the verdict
+    # comes from that line, long before timeouts.ray_join (120 s) would end the wait.
     started = next(
         e.elapsed
         for e in got
         if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == (worker.name, "container", "done")
     )
-    assert not ok and elapsed - started < 20, (started, elapsed)
+    assert not ok and elapsed - started < 45, (started, elapsed)
     failed = next(e for e in got if isinstance(e, ev.Failed))
     assert failed.cause.startswith(f"{worker.name}: Ray worker cannot join the head's GCS: "), failed.cause
     assert f"Failed to connect to GCS at address {head.ip}:29501" in failed.cause

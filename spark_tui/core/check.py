@@ -419,6 +419,31 @@ async def _model_cache(config: Config, node: NodeConfig, nodes: Nodes, add) -> N
         )
 
 
+# Who listens on a port: the process (ss -p, as far as this user may see it) and, when that
+# process is in a container, the container (its cgroup names the container ID).
+HOLDER_SCRIPT = r"""
+ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\),pid=\([0-9]*\).*/\1 \2/p' | head -n 1 | {
+  read -r name pid || exit 0
+  cid=$(grep -o '[0-9a-f]\{64\}' "/proc/$pid/cgroup" 2>/dev/null | head -n 1)
+  printf 'PROC %s %s\n' "$name" "$pid"
+  [ -n "$cid" ] && docker ps --no-trunc --filter "id=$cid" --format 'CONTAINER {{.Names}} {{.Image}}' 2>/dev/null
+}
+"""
+
+
+async def _port_holder(nodes: Nodes, node: str, port: int) -> str:
+    """`gcs_server (pid 123) in container rayhead (image X)`, or "" when the node does not say."""
+    out = await _run(nodes, node, HOLDER_SCRIPT, str(port))
+    proc = container = ""
+    for line in (out or "").splitlines():
+        words = line.split()
+        if words[:1] == ["PROC"] and len(words) == 3:
+            proc = f"{words[1].strip(chr(34))} (pid {words[2]})"
+        elif words[:1] == ["CONTAINER"] and len(words) == 3:
+            container = f" in container {words[1]} (image {words[2]})"
+    return f"held by {proc}{container}" if proc else ""
+
+
 async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
     out = await _run(nodes, node.name, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null")
     listening = set()
@@ -435,11 +460,12 @@ async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
         elif out is None:
             add(f"port.{key}", node.name, "skipped", "could not read /proc/net/tcp")
         elif port in listening:
+            holder = await _port_holder(nodes, node.name, port)
             add(
                 f"port.{key}",
                 node.name,
                 "fail",
-                f"{key} {port} is already in use on the head {node.name}",
+                f"{key} {port} is already in use on the head {node.name}" + (f": {holder}" if holder else ""),
                 f"stop what listens there or set {key}",
             )
         else:

@@ -40,7 +40,13 @@ from spark_tui.core.nccl_nodes import NcclWatch
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser
-from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status
+from spark_tui.parsers.vllm import (
+    GCS_UNREACHABLE,
+    RAY_NODE_REGISTERED,
+    VllmParser,
+    parse_ray_status,
+    ray_version_mismatch,
+)
 from spark_tui.secret_names import mask_args
 from spark_tui.settings.resolve import Config
 
@@ -267,7 +273,7 @@ class Launch:
             if named is not None:
                 raise LaunchError(cause_text(named, how), lines)
             # The line that says why, quoted as the program printed it (argparse, a Python error).
-            why = next(
+            why = ray_version_mismatch(lines) or next(
                 (line for line in reversed(lines) if EXIT_REASON.search(line)), lines[-1] if lines else ""
             )
             raise LaunchError(f"{node}: container {how}" + (f": {why.strip()[:200]}" if why else ""), lines)
@@ -289,6 +295,7 @@ class Launch:
         cursors = {w: LogCursor() for w in workers}
 
         async def joined():
+            await self._head_alive_in_join(head)
             for w in workers:
                 await self._alive_or_fail(w)
                 # A worker says it cannot reach the head's GCS on every retry: that is the verdict,
@@ -315,6 +322,7 @@ class Launch:
             return st.active_nodes >= want_nodes and st.gpus_total >= want_gpus
 
         await self._until("Ray: every node and GPU joined", self.config["timeouts.ray_join"], joined)
+        await self._ray_addresses(head, cid)
         self._stage("cluster", "ray_join", "done", f"{want_nodes} nodes")
         serve = planmod.vllm_serve_args(self.config)
         # Output goes to the container's main streams so `docker logs` shows vLLM too. The container
@@ -328,6 +336,75 @@ class Launch:
             lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
         )
         self._stage(head, "vllm", "started", shlex.join(mask_args(serve)))  # `--api-key` in vllm_args
+
+    async def _ray_addresses(self, head: str, cid: str) -> None:
+        """Every node Ray registered must be at a data address: one under another address (a
+        node's management port: another launcher's leftover, or a Ray given the SSH address) gets
+        vLLM's workers and NCCL on the wrong network. Ray's own record: the head's GCS log."""
+        log = "/tmp/ray/session_latest/logs/gcs_server.out"
+        res = await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["cat", log]))
+        if res.exit_code != 0:
+            return  # an older layout of Ray's session directory: nothing to compare
+        data = {n["data_ip"] for n in self.config.nodes if n["data_ip"]}
+        stray = sorted(set(RAY_NODE_REGISTERED.findall(res.output.decode(errors="replace"))) - data)
+        if not stray:
+            return
+        owner = {
+            cidr.split("/")[0]: (snap.node, name)
+            for snap in self.snaps
+            for name, iface in snap.interfaces.items()
+            for cidr in iface.ipv4
+        }
+        parts = []
+        for addr in stray:
+            if addr in owner:
+                node, ifname = owner[addr]
+                data_ip = next((n["data_ip"] for n in self.config.nodes if n.name == node), "?")
+                parts.append(
+                    f"{node}: a Ray node registered under {addr} ({ifname}), not its data address {data_ip}"
+                )
+            else:
+                parts.append(f"a Ray node registered under {addr}, no node's data address")
+        raise LaunchError(
+            "; ".join(parts) + " (another launcher's Ray, or one given another address: stop it)",
+            (await self._logs(head))[-20:],
+        )
+
+    async def _head_alive_in_join(self, head: str) -> None:
+        """A worker of another Ray version crashes the head's GCS (Ray 2.49 fails a check on the
+        2.48 raylet's address) and the head exits saying nothing: then name every node's Ray."""
+        state, _ = await self._state(head)
+        if state not in ("running", "created"):
+            versions = await self._ray_versions()
+            if len(set(versions.values())) > 1:
+                said = ", ".join(f"{node} has Ray {v}" for node, v in versions.items())
+                raise LaunchError(
+                    f"{head}: Ray's head exited while the workers joined: Ray versions differ ({said}); "
+                    "a Ray cluster needs one Ray version on every node (the same image)",
+                    (await self._logs(head))[-20:],
+                )
+            await self._alive_or_fail(head)
+
+    async def _ray_versions(self) -> dict[str, str]:
+        """Each node's Ray version as its image says it (`ray --version`, a short container)."""
+
+        async def one(node: str) -> tuple[str, str]:
+            try:
+                out = await asyncio.to_thread(
+                    lambda: self.clients[node].containers.run(
+                        self.specs[node].image,
+                        ["--version"],
+                        entrypoint=["ray"],
+                        remove=True,
+                        network_mode="none",
+                    )
+                )
+            except ENGINE_ERRORS:
+                return node, "?"
+            m = re.search(r"version (\S+)", out.decode(errors="replace"))
+            return node, m.group(1) if m else "?"
+
+        return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
 
     async def _cannot_join(self, worker: str, line: str) -> None:
         """Name the worker that cannot reach the head's Ray GCS, with its line and whether the

@@ -293,6 +293,34 @@ def parse_text(text: str) -> VllmSummary:
     return parser.summary
 
 
+# Ray's refusal to join a cluster of another version (ray/_private/utils.py check_version_info):
+# "Version mismatch: The cluster was started with:\n    Ray: A\n    Python: B\nThis process on
+# node IP was started with:\n    Ray: C\n    Python: D".
+RAY_MISMATCH = re.compile(
+    r"Version mismatch: The cluster was started with:\s+Ray: (?P<cluster_ray>\S+)\s+Python: (?P<cluster_py>\S+)"
+    r"\s+This process on (?P<where>.+?) was started with:\s+Ray: (?P<ray>\S+)\s+Python: (?P<py>\S+)"
+)
+
+
+# The head's GCS log line for each node that joins (gcs_node_manager.cc, Ray 2.4x).
+RAY_NODE_REGISTERED = re.compile(
+    r"Registering new node\. node_id=\S+ node_name=\S+ node_address=(?P<addr>[\d.]+)"
+)
+
+
+def ray_version_mismatch(lines: list[str]) -> str | None:
+    """Ray's version refusal in a node's log, said with both versions; None when there is none."""
+    m = RAY_MISMATCH.search("\n".join(strip_ansi(line) for line in lines))
+    if not m:
+        return None
+    what = f"Ray {m['ray']}" if m["ray"] != m["cluster_ray"] else f"Python {m['py']} (Ray {m['ray']})"
+    theirs = f"Ray {m['cluster_ray']}" if m["ray"] != m["cluster_ray"] else f"Python {m['cluster_py']}"
+    return (
+        f"Ray refuses to join: this node's image has {what}, the head's cluster runs {theirs} "
+        "(every node needs the same Ray and Python: the same image)"
+    )
+
+
 def parse_ray_status(text: str) -> RayStatus:
     """`ray status` output in either layout: counts the nodes that joined (not merely 'ray status
     answers') and the GPUs; log lines before the header are skipped."""

@@ -337,6 +337,37 @@ class Cluster:
         while run(["ip", "netns", "exec", node.netns, "iptables", "-D", *rule], check=False).returncode == 0:
             pass
 
+    def management_ip(self, node: Node) -> str:
+        return f"10.232.{CLUSTER_ID}.{10 + node.index}"
+
+    def add_management_network(self, node: Node) -> str:
+        """A second network on the node, as a Spark's management port (enP7s7) with the default
+        route: what Ray picks for itself unless told the address (it asks the route to the
+        internet). Only its address exists; nothing else is on that link. Returns the address."""
+        ip = self.management_ip(node)
+        run(["ip", "-n", node.netns, "link", "add", "enP7s7", "type", "veth", "peer", "name", "enP7s7-peer"])
+        run(["ip", "-n", node.netns, "addr", "add", f"{ip}/24", "dev", "enP7s7"])
+        for dev in ("enP7s7", "enP7s7-peer"):
+            run(["ip", "-n", node.netns, "link", "set", dev, "up"])
+        run(
+            [
+                "ip",
+                "-n",
+                node.netns,
+                "route",
+                "add",
+                "default",
+                "via",
+                f"10.232.{CLUSTER_ID}.1",
+                "dev",
+                "enP7s7",
+            ]
+        )
+        return ip
+
+    def remove_management_network(self, node: Node) -> None:
+        run(["ip", "-n", node.netns, "link", "del", "enP7s7"], check=False)
+
     def netem(self, node: Node, delay_ms: int = 0, loss_pct: float = 0.0) -> None:
         """Delay/loss on the node's link. Raises ClusterError with a clear reason where the kernel lacks netem."""
         spec = ["delay", f"{delay_ms}ms"] + (["loss", f"{loss_pct}%"] if loss_pct else [])
