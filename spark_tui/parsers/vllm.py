@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from spark_tui.parsers.ray_lines import origin_ip, unfold
 from spark_tui.parsers.text import strip_ansi
 from spark_tui.parsers.verdict import Verdict
 
@@ -78,9 +79,13 @@ STATUS_SECTIONS = {
     "Resources": "other",
 }
 # argparse's own failure (`vllm serve: error: unrecognized arguments: ...`) counts too.
+# Ray's `RayTaskError(OutOfMemoryError): ray::RayWorkerWrapper.execute_method() (pid=N, ip=A, ...)`
+# is how the driver hears that a worker actor's call failed.
 ERROR_LINE = re.compile(
-    r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:)|^[\w. -]+: error: "
+    r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:|RayTaskError\b)|^[\w. -]+: error: "
 )
+# The line that names the exception (not the traceback's frames).
+NAMED_ERROR = re.compile(r"\b\w+(?:Error|Exception)(?:\(\w+\))?: |: error: ")
 
 
 @dataclass
@@ -109,6 +114,25 @@ class VllmSummary:
     startup_memory: dict[str, str] | None = None  # vLLM's start-up free-memory check that failed
     oom_figures: dict[str, str] | None = None  # tried, gpu, total, free, in use, as the line says
     load: dict[str, float] = field(default_factory=dict)  # LOAD_FIGURES found
+    # Where each line in `oom` and `errors` came from: the address a Ray prefix or RayTaskError
+    # names (ray_lines.origin_ip), "" for the log's own node.
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def failure(self) -> tuple[str, str] | None:
+        """The line that says why vLLM failed and the address of the node it came from ("" for
+        the node whose log this is). A rank's own line first: the first out-of-memory line, else
+        the first named error a Ray worker's prefix or RayTaskError places on a node, else the
+        last named error (the driver's summary of what went wrong)."""
+        if self.oom:
+            line = self.oom[0]
+        else:
+            named = [e for e in self.errors if NAMED_ERROR.search(e)]
+            placed = [e for e in named if self.origins.get(e)]
+            pick = placed or named or self.errors
+            if not pick:
+                return None
+            line = pick[0] if placed else pick[-1]
+        return line, self.origins.get(line, "")
 
     @property
     def ready(self) -> bool:
@@ -158,7 +182,7 @@ class VllmSummary:
             out.append(Verdict("error", "oom", f"out of memory: {self.oom[-1][:160]}"))
         elif not self.tp_exceeds:
             # The line that names the exception (not the traceback's frames) says most.
-            named = [e for e in self.errors if re.search(r"\b\w+(?:Error|Exception): |: error: ", e)]
+            named = [e for e in self.errors if NAMED_ERROR.search(e)]
             if named:
                 out.append(Verdict("error", "error", f"error: {named[-1][-200:]}"))
         if self.tp_exceeds:
@@ -218,6 +242,8 @@ class VllmParser:
         self.summary = VllmSummary()
 
     def feed(self, line: str) -> None:
+        # Ray's dedup suffix is not part of what the program printed (the prefix still names the node).
+        line = unfold(line)[0]
         # tqdm redraws with \r: each segment is its own progress update.
         if "\r" in line:
             for part in line.split("\r"):
@@ -262,7 +288,7 @@ class VllmParser:
             m = TP_EXCEEDS.search(line)
             if m:
                 s.tp_exceeds = (int(m.group("tp")), int(m.group("gpus")))
-                s.errors.append(line.strip())
+                self._error(line.strip(), line)
         if "took" in line or "KV" in line or "oncurrency" in line or "blocks" in line:
             for key, rx in LOAD_FIGURES.items():
                 m = rx.search(line)
@@ -270,7 +296,9 @@ class VllmParser:
                     s.load[key] = float(m.group("v").replace(",", ""))
         if "memory" in line or "Killed" in line or "allocate" in line:
             if OOM.search(line) or "Tried to allocate" in line:
-                s.oom.append(strip_ansi(line).strip())
+                text = strip_ansi(line).strip()
+                s.oom.append(text)
+                s.origins.setdefault(text, origin_ip(text) or "")
                 m = STARTUP_FREE.search(line)
                 if m:
                     s.startup_memory = {k: v for k, v in m.groupdict().items() if v}
@@ -283,7 +311,11 @@ class VllmParser:
             and ERROR_LINE.search(line)
             and "NCCL" not in line
         ):
-            s.errors.append(strip_ansi(line).strip())
+            self._error(strip_ansi(line).strip(), line)
+
+    def _error(self, text: str, line: str) -> None:
+        self.summary.errors.append(text)
+        self.summary.origins.setdefault(text, origin_ip(strip_ansi(line)) or "")
 
 
 def parse_text(text: str) -> VllmSummary:
