@@ -35,11 +35,11 @@ from spark_tui.core.events import (
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.memory_fit import MemoryGuard, MemoryReading
-from spark_tui.core.nccl_nodes import NcclWatch
+from spark_tui.core.nccl_nodes import NcclWatch, node_of
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser
-from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, parse_ray_status
+from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, VllmSummary, parse_ray_status
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[Any], object]  # takes the events of core/events.py
@@ -144,7 +144,7 @@ class Launch:
             else:
                 await self._native()
             endpoint, watch = await self._wait_ready()
-            nets = [NcclNet(n.node, n.level, n.text()) for n in watch.nets().values()]
+            nets = [NcclNet(n.node, n.level, n.line()) for n in watch.nets().values()]
             self.emit(
                 Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0, nets)
             )
@@ -417,11 +417,9 @@ class Launch:
                 self.emit(NcclNet(net.node, net.level, net.text()))
             s, v = nccl.summary, vllm_p.summary
             if v.oom or v.tp_exceeds or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
-                raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", list(recent))
+                raise LaunchError(self._vllm_failed(v, head.name), list(recent))
             if exited:
-                raise LaunchError(
-                    f"{head.name}: {exited}" + (f": {v.errors[-1][:200]}" if v.errors else ""), list(recent)
-                )
+                raise LaunchError(self._vllm_failed(v, head.name, exited), list(recent))
             if s.init_start and s.init_complete < s.init_start:
                 self._stage(
                     "cluster",
@@ -452,6 +450,19 @@ class Launch:
 
         await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
         return serving.endpoint(self.config), watch
+
+    def _vllm_failed(self, v: VllmSummary, log_node: str, exited: str = "") -> str:
+        """Why vLLM failed, named for the node whose rank raised it: a Ray worker's lines arrive
+        in the head's log, and their prefix (or RayTaskError) gives the worker's address."""
+        line, origin = v.failure() or ("", "")
+        node = node_of(self.config, origin, log_node, self.snaps)
+        said = f": {line[:200]}" if line else ""
+        if node == log_node:
+            return f"{log_node}: {exited or 'vLLM failed'}{said}"
+        where = f"(ip={origin}, read in {log_node}'s log)"
+        return f"{node}: vLLM failed on {node}'s rank {where}{said}" + (
+            f"; {log_node}: {exited}" if exited else ""
+        )
 
     def _memory(self, r: MemoryReading) -> None:
         """A node's memory during the load, emitted when it moved by 1 GiB or more."""

@@ -6,6 +6,10 @@ log, prefixed `(RayWorkerWrapper pid=N, ip=A)`: the parser keeps network facts p
 (that ip, else NCCL's host field), and here an origin is mapped back to a node by its data
 address or hostname. A Socket fallback is explained from what spark-tui knows: the variable
 that forced it and where that value came from, or the node's HCA state.
+
+Ray's log deduplication (parsers/ray_lines.py) can fold a node's lines into another actor's
+line: a folded line counts for the node its prefix names, the occurrences it does not name are
+counted apart and never given to a node; a node left without lines says so, naming the fold.
 """
 
 from __future__ import annotations
@@ -25,18 +29,49 @@ class NodeNccl:
     interface: str = ""  # the bootstrap interface and address NCCL chose, `ifname:addr`
     level: str = "unknown"  # ok | warn | unknown
     cause: str = ""  # for Socket: where the fallback came from
+    init_start: int = 0  # Init START / COMPLETE lines of this node's ranks
+    init_complete: int = 0
+    errors: list[str] = field(default_factory=list)  # NCCL errors this node's ranks printed
+    folded: int = 0  # NCCL lines Ray folded away without naming their node, in the logs read
 
     def text(self) -> str:
         over = f" over {self.interface}" if self.interface else ""
         if self.transport is None:
             if self.hcas:
                 return f"NCCL: HCAs {', '.join(self.hcas)} listed, transport not logged yet{over}"
+            if self.folded:
+                return (
+                    f"NCCL: not said for this node: Ray's log deduplication folded {self.folded} NCCL "
+                    "line(s) of actors it does not name into others' ([repeated Nx across cluster]); "
+                    "RAY_DEDUP_LOGS=0 keeps every node's"
+                )
             return "NCCL: no NCCL lines from this node yet"
         if self.transport.startswith("IB"):
             return f"NCCL: IB/RoCE ({self.transport}) on {', '.join(self.hcas) or 'devices not listed'}{over}"
         if self.transport == "Socket":
             return f"NCCL: Socket (TCP, not RoCE){over}: {self.cause}"
         return f"NCCL: {self.transport}{over}"
+
+    def init_text(self) -> str:
+        """This node's ranks' init, as their own lines say it ("" before any)."""
+        if not self.init_start and not self.init_complete:
+            return ""
+        if self.init_complete >= self.init_start:
+            return f"init complete ({self.init_complete}/{self.init_start} of its ranks)"
+        return f"init in progress ({self.init_complete}/{self.init_start} of its ranks)"
+
+    def line(self) -> str:
+        """Transport, init and the first error: the node's whole NCCL state in one line."""
+        parts = [self.text(), self.init_text()]
+        if self.errors:
+            parts.append(f"ERROR {self.errors[0][:160]}")
+        return "; ".join(p for p in parts if p)
+
+
+def node_of(config: Config, origin: str, log_node: str, snaps: list[NodeSnapshot] | None = None) -> str:
+    """The node a line came from: its origin (an address or hostname) mapped to a node, else
+    the node whose log it was read in."""
+    return origin_nodes(config, snaps).get(origin, log_node) if origin else log_node
 
 
 def origin_nodes(config: Config, snaps: list[NodeSnapshot] | None = None) -> dict[str, str]:
@@ -63,10 +98,16 @@ def per_node(
         for origin, net in summary.by_origin.items():
             nets.setdefault(where.get(origin, log_node), []).append(net)
     by_snap = {s.node: s for s in snaps or []}
-    return {
-        node.name: _node_nccl(config, node.name, nets.get(node.name, []), by_snap.get(node.name))
-        for node in config.nodes
-    }
+    folded = sum(s.folded for s in logs.values())
+    out: dict[str, NodeNccl] = {}
+    for node in config.nodes:
+        mine = nets.get(node.name, [])
+        said = out[node.name] = _node_nccl(config, node.name, mine, by_snap.get(node.name))
+        said.init_start = sum(n.init_start for n in mine)
+        said.init_complete = sum(n.init_complete for n in mine)
+        said.errors = [e for n in mine for e in n.errors]
+        said.folded = folded
+    return out
 
 
 def _node_nccl(config: Config, name: str, nets: list[OriginNet], snap: NodeSnapshot | None) -> NodeNccl:

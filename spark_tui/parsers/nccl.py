@@ -217,7 +217,6 @@ class NcclParser:
             times = 1
             if "across cluster]" in line:  # Ray folded this many actors' lines into this one
                 line, times = unfold(line)
-                s.folded += times - 1
             idx = line.find(" NCCL ")
             level = line[idx + 6 : idx + 10] if idx > 0 else ""
             cached = cache_get(line[:idx], _MISS) if level in levels else None
@@ -227,10 +226,13 @@ class NcclParser:
             else:
                 parsed = split_header(line)
                 if parsed is None:
-                    found += bare(line)
+                    said = bare(line)
+                    found += said
+                    s.folded += (times - 1) * said
                     continue
                 host, level, msg = parsed
             found += 1
+            s.folded += times - 1
             s.nccl_lines += 1
             if host not in hosts:
                 hosts.add(host)
@@ -458,7 +460,6 @@ def _host_of(prefix: str) -> str | None:
     else:
         return None
     return host if host and not host.startswith(("[", "(")) else None
-
 
 
 def is_nccl_line(line: str) -> bool:
