@@ -85,11 +85,14 @@ def test_up_ready_drift_clean_down_clean(cluster, tmp_path, executor, count):
         assert any(isinstance(e, ev.Stage) and e.stage == "ray_join" and e.status == "done" for e in got)
     assert any(isinstance(e, ev.Stage) and e.stage == "shards" and e.fraction == 1.0 for e in got)
     # Every node's NCCL transport in the READY report, a Ray worker's too (its lines are in the head's log).
+    # With 4 nodes under Ray, Ray's deduplication would fold all workers' lines but one's:
+    # spark-tui turns it off (RAY_DEDUP_LOGS=0), so each node's transport and init are its own.
     nets = {n.node: n for n in ready[0].nccl}
     for node in cluster.nodes[:count]:
         assert nets[node.name].level == "ok", nets
         assert nets[node.name].text == (
-            f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}"
+            f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; "
+            "init complete (1/1 of its ranks)"
         )
     ok, got = asyncio.run(down(config))
     assert ok and sum(isinstance(e, ev.Removed) for e in got) == count
@@ -160,6 +163,51 @@ def test_nccl_hang_under_ray_attributes_worker_ranks_by_address(cluster, tmp_pat
     failed = next(e for e in got if isinstance(e, ev.Failed))
     assert f"rank 1 on {cluster.nodes[1].name} started, never completed" in failed.cause, failed.cause
     _assert_rolled_back(cluster, 2, got, "NCCL init started but not complete")
+
+
+def test_with_rays_dedup_left_on_a_folded_node_is_said_not_guessed(cluster, tmp_path):
+    """RAY_DEDUP_LOGS=1 (overriding spark-tui's 0): the stand-in folds the workers' NCCL lines as
+    Ray does. The first worker's lines and the fold's own node are read; the worker whose lines
+    were folded away is said to be unknown, with the reason, never given another's transport."""
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "RAY_DEDUP_LOGS": "1"}
+    config = config_for(cluster, 4, tmp_path, executor="ray", env=env)
+    ok, got, _ = asyncio.run(launch(config))
+    assert ok, [e for e in got if isinstance(e, ev.Failed)]
+    nets = {n.node: n for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
+    # Which worker's lines come first and which is the fold's depends on the order they joined.
+    said = [n for n in cluster.nodes[:4] if nets[n.name].level == "ok"]
+    unsaid = [n for n in cluster.nodes[:4] if n not in said]
+    assert len(said) == 3 and cluster.nodes[0] in said and len(unsaid) == 1, nets
+    for node in said:  # the head's own, the first actor's, the fold's prefix: each its own address
+        assert nets[node.name].text == (
+            f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; "
+            "init complete (1/1 of its ranks)"
+        )
+    folded = nets[unsaid[0].name]
+    assert folded.level == "unknown"
+    assert folded.text.startswith("NCCL: not said for this node: Ray's log deduplication folded")
+    assert "RAY_DEDUP_LOGS=0" in folded.text
+    asyncio.run(down(config))
+
+
+def test_a_worker_ranks_oom_is_named_for_the_worker(cluster, tmp_path):
+    """A worker's rank runs out of memory; the lines arrive in the head's log with the
+    worker's actor prefix: FAILED names the worker, and the head only as where it was read."""
+    head, worker = cluster.nodes[0], cluster.nodes[2]
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_FAIL": "worker_oom", "SPARK_TEST_FAIL_IP": worker.ip}
+    config = config_for(cluster, 4, tmp_path, executor="ray", env=env)
+    ok, got, _ = asyncio.run(launch(config))
+    assert not ok
+    _assert_rolled_back(
+        cluster,
+        4,
+        got,
+        f"{worker.name}: vLLM failed on {worker.name}'s rank (ip={worker.ip}, read in {head.name}'s log): "
+        f"(RayWorkerWrapper pid=",
+    )
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert "torch.OutOfMemoryError: CUDA out of memory" in failed.cause
+    assert not failed.cause.startswith(head.name)
 
 
 @pytest.mark.parametrize("executor", ["ray", "native"])
@@ -388,6 +436,38 @@ def test_status_tells_the_whole_story(cluster, tmp_path, run_cli):
     assert data["serving"]["ready"] is False and data["running"] == [head.name, worker.name]
     assert "not answering" in data["serving"]["detail"]
     assert [c["name"] for c in data["foreign"][worker.name]] == ["vllm_leftover"]
+    asyncio.run(down(config))
+
+
+def test_status_names_the_worker_whose_rank_failed(cluster, tmp_path, run_cli):
+    """After READY a worker's rank runs out of memory (a big request, say): its lines reach the
+    head's log with the worker's prefix and the endpoint stops answering. `status` names the
+    worker, and the head only as where the line was read; each node's NCCL line keeps its init."""
+    config = config_for(cluster, 2, tmp_path, executor="ray")
+    ok, _, _ = asyncio.run(launch(config))
+    assert ok
+    head, worker = cluster.nodes[:2]
+    oom = (
+        f"(RayWorkerWrapper pid=4242, ip={worker.ip}) ERROR 12-03 10:00:00 [worker_base.py:620] "
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.44 GiB. GPU 0 has a total "
+        "capacity of 119.70 GiB of which 1.38 GiB is free."
+    )
+    engine = "(EngineCore_DP0 pid=7) ERROR 12-03 10:00:01 [core.py:708] EngineCore encountered an issue."
+    script = f"echo {shlex.quote(oom)} >/proc/1/fd/1; echo {shlex.quote(engine)} >/proc/1/fd/1; killall httpd"
+    cluster.docker(head, "exec", "vllm_node", "sh", "-c", script)
+    argv = ["status", "--cluster", str(tmp_path / "c2.yaml"), *tc.SANDBOX_FLAGS, "--executor", "ray"]
+    code, out, _ = run_cli(*argv, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    assert "NOT READY" in out, out
+    assert (
+        f"FAILED {worker.name}: vLLM failed on {worker.name}'s rank (ip={worker.ip}, read in {head.name}'s log): "
+        f"(RayWorkerWrapper pid=4242, ip={worker.ip}) ERROR" in out
+    ), out
+    assert f"FAILED {head.name}" not in out
+    for node in (head, worker):
+        assert (
+            f"{node.name:<10} NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; init complete (1/1 of its ranks)"
+            in out
+        )
     asyncio.run(down(config))
 
 
