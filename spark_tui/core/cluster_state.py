@@ -84,7 +84,9 @@ async def _failures(
         parser = VllmParser()
         for line in raw.decode(errors="replace").splitlines():
             parser.feed(line)
-        return node, parser.summary.failure()
+        # Only what vLLM's verdicts call an error (an OOM, a named exception, ...), not any ERROR line.
+        failed = any(v.level == "error" for v in parser.summary.verdicts())
+        return node, parser.summary.failure() if failed else None
 
     out: dict[str, str] = {}
     for log_node, found in await asyncio.gather(*(one(n) for n in running)):

@@ -121,17 +121,16 @@ class VllmSummary:
     def failure(self) -> tuple[str, str] | None:
         """The line that says why vLLM failed and the address of the node it came from ("" for
         the node whose log this is). A rank's own line first: the first out-of-memory line, else
-        the first named error a Ray worker's prefix or RayTaskError places on a node, else the
-        last named error (the driver's summary of what went wrong)."""
+        the first named error (any error line when none is named) that a Ray worker's prefix or
+        RayTaskError places on a node, else the last one (the driver's summary)."""
         if self.oom:
             line = self.oom[0]
         else:
-            named = [e for e in self.errors if NAMED_ERROR.search(e)]
-            placed = [e for e in named if self.origins.get(e)]
-            pick = placed or named or self.errors
-            if not pick:
+            told = [e for e in self.errors if NAMED_ERROR.search(e)] or self.errors
+            placed = [e for e in told if self.origins.get(e)]
+            if not told:
                 return None
-            line = pick[0] if placed else pick[-1]
+            line = placed[0] if placed else told[-1]
         return line, self.origins.get(line, "")
 
     @property
