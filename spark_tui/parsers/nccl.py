@@ -58,6 +58,7 @@ _INFO_PREFIXES = (
     "Using network",
 )
 _LEVELS = ("INFO", "WARN", "TRAC")
+_FOLD_ENDS = ("]", ")")  # Ray's suffix ends the line: `... cluster]`, or its note's `...options.)`
 GB10_TWINS = re.compile(r"^roce(?:p|P2p)1s0f(?P<port>\d)$")
 
 
@@ -215,8 +216,8 @@ class NcclParser:
             if line[-1:] in _TRAILING:
                 line = line.rstrip()
             times = 1
-            if "across cluster]" in line:  # Ray folded this many actors' lines into this one
-                line, times = unfold(line)
+            if line[-1:] in _FOLD_ENDS and "across cluster]" in line:
+                line, times = unfold(line)  # Ray folded this many occurrences into this line
             idx = line.find(" NCCL ")
             level = line[idx + 6 : idx + 10] if idx > 0 else ""
             cached = cache_get(line[:idx], _MISS) if level in levels else None
@@ -228,18 +229,20 @@ class NcclParser:
                 if parsed is None:
                     said = bare(line)
                     found += said
-                    s.folded += (times - 1) * said
+                    if times > 1 and said:
+                        s.folded += times - 1
                     continue
                 host, level, msg = parsed
             found += 1
-            s.folded += times - 1
+            if times > 1:
+                s.folded += times - 1
             s.nccl_lines += 1
             if host not in hosts:
                 hosts.add(host)
                 s.hosts.append(host)
             if level == "WARN":
                 s.warnings.append(msg)
-                error_check(msg, _origin(line, host))
+                error_check(msg, line, host)
             else:
                 info(msg, now, host, line, times)
         return found
@@ -251,10 +254,11 @@ class NcclParser:
         if v and s.version is None:
             s.version = v.group("v")
             return True
-        return self._error_check(line, origin_ip(line) or "")
+        return self._error_check(line, line)
 
-    def _error_check(self, text: str, origin: str | None = None) -> bool:
-        """An NCCL error in `text`; `origin` (where the line came from) gets it too."""
+    def _error_check(self, text: str, line: str | None = None, host: str | None = None) -> bool:
+        """An NCCL error in `text`; the origin of `line` (its Ray prefix, else NCCL's `host`) gets
+        it too. The origin is worked out only for an error: most lines are none."""
         if "rror" not in text and "failed" not in text and "Watchdog" not in text:
             return False  # every ERROR_PATTERNS alternative contains one of these
         m = ERROR_PATTERNS.search(text)
@@ -264,7 +268,8 @@ class NcclParser:
         if ibv:
             self.summary.ibv_failures.append(ibv.group("call"))
         self.summary.errors.append(text.strip())
-        if origin is not None:
+        if line is not None:
+            origin = _origin(line, host) if host is not None else origin_ip(line) or ""
             self._net(origin).errors.append(text.strip())
         return True
 
@@ -317,7 +322,7 @@ class NcclParser:
                     s.transport = s.transport or m.group("net")
                     origin.transport = m.group("net")
         else:
-            self._error_check(msg, _origin(line, host))
+            self._error_check(msg, line, host)
 
     def _config_line(self, msg: str, origin: str) -> None:
         """Version, environment, bootstrap, interface and HCA lines."""
