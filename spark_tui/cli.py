@@ -17,7 +17,13 @@ EXIT_BAD_INPUT = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad input as one line, exit code 2."""
+    """argparse that reports bad input as one line, exit code 2. No abbreviations: a prefix is not
+    a flag (`--fabric` is check's own flag, not a prefix of `--fabric-tool`), and a flag added later
+    must never change what an abbreviation meant."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
         raise ConfigError("command line", message)
@@ -121,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
         "check", "Check everything a launch depends on, on every node, in parallel (exit 1 on any failure)."
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--fabric",
+        action="store_true",
+        help="also measure the data links, head to each worker and per twin (fabric_tool, fabric_seconds, "
+        "fabric_timeout)",
+    )
     p = command(
         "plan",
         "Show the exact container spec per node `up` would create (values it detects on the nodes included) "

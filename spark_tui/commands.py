@@ -469,7 +469,8 @@ def cmd_check(args) -> int:
 
     async def main():
         async with Nodes(config) as nodes:
-            return await run_checks(config, nodes, show)  # with what the nodes show, as up uses it
+            # with what the nodes show, as up uses it
+            return await run_checks(config, nodes, show, fabric=args.fabric)
 
     results = asyncio.run(main())
     failed = [r for r in results if r.status == "fail"]

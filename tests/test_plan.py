@@ -80,6 +80,24 @@ def test_a_changed_setting_changes_the_hash():
     assert plan.config_hash(a) != plan.config_hash(b)
 
 
+def test_the_hash_counts_container_settings_only():
+    """A setting that shapes no container (the cockpit's, check's) never makes a running container
+    look drifted; every container setting does change the hash."""
+    import dataclasses
+
+    config, _ = specs()
+    base = plan.config_hash(config)
+    roles = {v.setting.role for v in config.values.values()}
+    assert roles == {"container", "cockpit", "check"}
+    for key, value in config.values.items():
+        changed = dataclasses.replace(value, value=("changed", key))
+        other = dataclasses.replace(config, values={**config.values, key: changed})
+        if value.setting.secret or value.setting.role != "container":
+            assert plan.config_hash(other) == base, key
+        else:
+            assert plan.config_hash(other) != base, key
+
+
 def test_plan_masks_secrets(run_cli):
     for extra in ((), ("--json",)):
         code, out, err = run_cli(

@@ -226,7 +226,11 @@ def test_status_command(cluster, tmp_path, run_cli):
     two_node_config(cluster, tmp_path)
     code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"))
     assert code == 0
-    assert f"spark-1 (head, {cluster.nodes[0].ip}): up" in out and "*enp1s0f1np1" in out and "unified memory" in out
+    assert (
+        f"spark-1 (head, {cluster.nodes[0].ip}): up" in out
+        and "*enp1s0f1np1" in out
+        and "unified memory" in out
+    )
     cluster.stop_sshd(cluster.nodes[1])
     cluster.kill_sshd_sessions(cluster.nodes[1])
     code, out, _ = run_cli("status", "--cluster", str(tmp_path / "two.yaml"), "--connect-timeout", "2")

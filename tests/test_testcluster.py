@@ -229,7 +229,10 @@ def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
         c = tc.up(2)
         elapsed = time.monotonic() - start
         print(f"\n2-node test cluster up in {elapsed:.2f} s")
-        assert f"{tc.NS_PREFIX}1" in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert (
+            f"{tc.NS_PREFIX}1"
+            in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        )
         # simulate a crash: forget the cluster and bring up again; up must clean the leftovers
         os.kill(c.nodes[0].sshd_pid, 0)
         c2 = tc.up(1)

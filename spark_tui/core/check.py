@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import docker
 
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
+from spark_tui.core.fabric import fabric_checks
 from spark_tui.core.image_checks import image_checks
 from spark_tui.core.live import with_detected
 from spark_tui.core.memory_fit import model_checks
@@ -39,16 +40,22 @@ class CheckResult:
     status: CheckStatus
     message: str
     fix: str = ""
+    values: dict[str, object] = field(default_factory=dict)  # the figures, for --json
 
 
 Emit = Callable[[CheckResult], object]
 
 
-async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> list[CheckResult]:
+async def run_checks(
+    config: Config, nodes: Nodes, emit: Emit | None = None, fabric: bool = False
+) -> list[CheckResult]:
+    """Every check; with `fabric`, the data links measured too (core/fabric.py), after the rest."""
     results: list[CheckResult] = []
 
-    def add(id_: str, node: str, status: CheckStatus, message: str, fix: str = "") -> None:
-        r = CheckResult(id_, node, status, message, fix)
+    def add(
+        id_: str, node: str, status: CheckStatus, message: str, fix: str = "", values: dict | None = None
+    ) -> None:
+        r = CheckResult(id_, node, status, message, fix, values or {})
         results.append(r)
         if emit:
             emit(r)
@@ -88,6 +95,8 @@ async def run_checks(config: Config, nodes: Nodes, emit: Emit | None = None) -> 
     _cluster_checks(
         config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add
     )
+    if fabric:
+        await fabric_checks(config, nodes, snap_of, add)
     return results
 
 

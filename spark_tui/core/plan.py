@@ -95,8 +95,7 @@ def config_hash(config: Config) -> str:
         "values": {
             k: v.value
             for k, v in config.values.items()
-            if not v.setting.secret
-            and k not in ("theme", "keys", "readonly", "refresh_interval", "log_buffer_lines")
+            if not v.setting.secret and v.setting.role == "container"
         },
         "nodes": [{k: v.value for k, v in n.values.items()} for n in config.nodes],
     }

@@ -31,6 +31,10 @@ class Setting:
     secret: bool = False
     required: bool = False
     short_flag: str | None = None
+    # What the setting shapes: "container" (the containers `up` creates: it counts in the config
+    # hash that drift compares), "cockpit" (only the screen) or "check" (only what check measures).
+    # A setting that is not "container" never makes a running container look drifted.
+    role: str = "container"
 
     @property
     def env(self) -> str | None:
@@ -228,6 +232,7 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "check (model.complete) and sync model also hash the model's files against their blob names; "
         "reads all the weights, about a minute per 60 GB.",
+        role="check",
     ),
     _s(
         "min_free_disk",
@@ -275,20 +280,46 @@ SETTINGS: tuple[Setting, ...] = (
         k.Str(NAME, "a theme name"),
         "spark-dark",
         "Cockpit theme (themes/ and $XDG_DATA_HOME/spark-tui/themes).",
+        role="cockpit",
     ),
     _s(
         "log_buffer_lines",
         k.Int(100, 10_000_000),
         100_000,
         "Lines kept per log view (older lines are dropped).",
+        role="cockpit",
     ),
-    _s("refresh_interval", k.Float(min=0.2), 2.0, "Seconds between dashboard refreshes."),
-    _s("readonly", k.Bool(), False, "Disable launch and teardown in the cockpit."),
+    _s("refresh_interval", k.Float(min=0.2), 2.0, "Seconds between dashboard refreshes.", role="cockpit"),
+    _s("readonly", k.Bool(), False, "Disable launch and teardown in the cockpit.", role="cockpit"),
     _s(
         "keys",
         k.KeyMap(),
         {},
         "Key remapping: binding id = keys, e.g. teardown: ctrl+x (SPARK_TUI_KEYS: id=keys;id=keys).",
+        role="cockpit",
+    ),
+    # --- check --fabric ---
+    _s(
+        "fabric_tool",
+        k.Choice(("auto", "ib_write_bw", "iperf3", "tcp")),
+        "auto",
+        "What check --fabric measures with: auto takes ib_write_bw (perftest) where both nodes have it and "
+        "the RoCE device, else iperf3, else a built-in TCP copy.",
+        role="check",
+    ),
+    _s(
+        "fabric_seconds",
+        k.Float(min=0.2),
+        2.0,
+        "Seconds each check --fabric measurement sends for (per node pair and twin).",
+        role="check",
+    ),
+    _s(
+        "fabric_timeout",
+        k.Float(min=1.0),
+        15.0,
+        "Seconds the whole check --fabric may take; measurements not started by then are skipped.",
+        role="check",
     ),
 )
 

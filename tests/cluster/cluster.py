@@ -28,13 +28,16 @@ DATA = HERE.parent / "data"
 CLUSTER_ID = int(os.environ.get("SPARK_TEST_CLUSTER_ID") or 0)
 _SUFFIX = f"-{CLUSTER_ID}" if CLUSTER_ID else ""
 ROOT = Path(
-    os.environ.get("SPARK_TEST_CLUSTER_DIR") or Path(tempfile.gettempdir()) / f"spark-tui-testcluster{_SUFFIX}"
+    os.environ.get("SPARK_TEST_CLUSTER_DIR")
+    or Path(tempfile.gettempdir()) / f"spark-tui-testcluster{_SUFFIX}"
 )
 STATE = ROOT / "state.json"
 BRIDGE = f"spttbr{CLUSTER_ID}"
 SUBNET = f"10.231.{CLUSTER_ID}"
 NS_PREFIX = f"spt{CLUSTER_ID or ''}node"
 VETH_PREFIX = f"spt{CLUSTER_ID or ''}v"
+TWIN_SUBNET = f"10.232.{CLUSTER_ID}"
+TWIN_NETDEV = "enP2p1s0f1np1"
 NETDEV = "enp1s0f1np1"
 MAX_NODES = 8
 
@@ -374,6 +377,37 @@ class Cluster:
     def clear_netem(self, node: Node) -> None:
         run(["tc", "qdisc", "del", "dev", node.host_veth, "root"], check=False)
 
+    def add_twin(self, node: Node, name: str = TWIN_NETDEV) -> str:
+        """The data port's second PCIe half as a Spark shows it (`enP2p1s0f1np1`, which the
+        ibdev2netdev capture maps to roceP2p1s0f1): a second veth on the bridge with an address in
+        its own subnet. Returns the address; remove_twin takes it away."""
+        ip = f"{TWIN_SUBNET}.{10 + node.index}"
+        host = f"{node.host_veth}t"
+        # Two interfaces on one segment: each answers ARP only for its own address (as multi-NIC
+        # RoCE hosts are set up), or a peer may learn the twin's MAC for the first address.
+        for key in ("arp_ignore=1", "arp_announce=2"):
+            run(["ip", "netns", "exec", node.netns, "sysctl", "-qw", f"net.ipv4.conf.all.{key}"])
+        run(["ip", "link", "add", host, "type", "veth", "peer", "name", name, "netns", node.netns])
+        run(["ip", "link", "set", host, "master", BRIDGE, "mtu", "9000", "up"])
+        run(["ip", "-n", node.netns, "addr", "add", f"{ip}/24", "dev", name])
+        run(["ip", "-n", node.netns, "link", "set", name, "mtu", "9000", "up"])
+        return ip
+
+    def remove_twin(self, node: Node) -> None:
+        run(["ip", "link", "del", f"{node.host_veth}t"], check=False)
+        for key in ("arp_ignore=0", "arp_announce=0"):
+            run(["ip", "netns", "exec", node.netns, "sysctl", "-qw", f"net.ipv4.conf.all.{key}"])
+        for peer in self.nodes:  # forget the twin's MAC wherever it was learnt
+            run(["ip", "-n", peer.netns, "neigh", "flush", "all"], check=False)
+        run(["ip", "neigh", "flush", "dev", BRIDGE], check=False)
+
+    def install_tool(self, node: Node, tool: str) -> None:
+        """Put a host-tool stand-in (tests/cluster/hostbin) on the node's PATH; remove_tool undoes it."""
+        shutil.copy(HERE / "hostbin" / tool, Path(node.dir) / "bin" / tool)
+
+    def remove_tool(self, node: Node, tool: str) -> None:
+        (Path(node.dir) / "bin" / tool).unlink(missing_ok=True)
+
     def delete_image(self, node: Node, image: str = IMAGE) -> None:
         self.docker(node, "rmi", "-f", image)
 
@@ -445,7 +479,12 @@ def up(count: int, root: Path = ROOT) -> Cluster:
 def _make_node(index: int, root: Path) -> Node:
     name = f"spark-{index}"
     node = Node(
-        index, name, f"{NS_PREFIX}{index}", f"{SUBNET}.{10 + index}", f"{VETH_PREFIX}{index}", str(root / name)
+        index,
+        name,
+        f"{NS_PREFIX}{index}",
+        f"{SUBNET}.{10 + index}",
+        f"{VETH_PREFIX}{index}",
+        str(root / name),
     )
     ndir = Path(node.dir)
     (ndir / "bin").mkdir(parents=True)
@@ -474,7 +513,12 @@ def _make_node(index: int, root: Path) -> Node:
     # The holder keeps the node's mount+UTS namespaces alive: own /run, own /usr/local/bin, own hostname.
     # /dev/infiniband: a tmpfs private to the node with one inert char device (like /dev/null),
     # so the non-privileged container spec (--device /dev/infiniband) runs as on a Spark.
+    # /sys: the node's own sysfs (its interfaces' speed and counters, as on a real node; the host's
+    # would show the host's interfaces), with the host's cgroup tree moved over for dockerd.
+    (ndir / "cgroup").mkdir()
     setup = (
+        f"mount --rbind /sys/fs/cgroup {ndir}/cgroup && mount -t sysfs sysfs /sys && "
+        f"mount --move {ndir}/cgroup /sys/fs/cgroup && "
         "mount -t tmpfs tmpfs /dev/infiniband && mknod /dev/infiniband/uverbs0 c 1 3 && "
         f"mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && mount --bind {ndir}/bin /usr/local/bin "
         f"&& hostname {name} && exec sleep 2147483647"
