@@ -253,7 +253,9 @@ def test_ray_workers_keep_their_own_nccl_variables(cluster, tmp_path):
     ok, got, _ = asyncio.run(launch(config))
     assert ok, got
     nets = {n.node: n.text for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
-    assert nets[worker.name] == f"NCCL: IB/RoCE (IB) on roceP2p1s0f1 over {tc.NETDEV} {worker.ip}", nets
+    assert nets[worker.name] == (
+        f"NCCL: IB/RoCE (IB) on roceP2p1s0f1 over {tc.NETDEV} {worker.ip}; init complete (1/1 of its ranks)"
+    ), nets
     assert "rocep1s0f1, roceP2p1s0f1" in nets[cluster.nodes[0].name]
     asyncio.run(down(config))
 
@@ -271,11 +273,13 @@ def test_socket_fallback_from_a_down_hca_names_the_port(cluster, tmp_path):
         ok, got, _ = asyncio.run(launch(config))
         assert ok, got
         nets = {n.node: n for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
+        init = "; init complete (1/1 of its ranks)"  # the READY line goes on with the node's init
         assert nets[worker.name].text.endswith(
-            f": HCA rocep1s0f1 is Down, roceP2p1s0f1 is Down on {worker.name}"
+            f": HCA rocep1s0f1 is Down, roceP2p1s0f1 is Down on {worker.name}{init}"
         ), nets
         assert nets[head.name].text.endswith(
             ": cause not in the log: check /dev/infiniband in the container and `ibdev2netdev` on the node"
+            + init
         )
     finally:
         cluster.set_host_tool_sample(

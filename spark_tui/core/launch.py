@@ -38,7 +38,7 @@ from spark_tui.core.memory_fit import MemoryGuard, MemoryReading
 from spark_tui.core.nccl_nodes import NcclWatch, node_of
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
-from spark_tui.parsers.nccl import NcclParser
+from spark_tui.parsers.nccl import NcclParser, NcclSummary
 from spark_tui.parsers.vllm import GCS_UNREACHABLE, VllmParser, VllmSummary, parse_ray_status
 from spark_tui.settings.resolve import Config
 
@@ -48,6 +48,11 @@ SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's l
 ASK_WITHOUT_HINT = 5.0
 # The line of an exited container's log that says why it exited.
 EXIT_REASON = re.compile(r": error: |Error\b|error:|not found|No such file|Killed|denied", re.I)
+
+
+def _unsaid(s: NcclSummary) -> bool:
+    """A node's own log has not yet said its transport or that its ranks' init completed."""
+    return s.transport is None or not s.init_start or s.init_complete < s.init_start
 
 
 class LaunchError(Exception):
@@ -378,7 +383,7 @@ class Launch:
         # Native ranks log into their own node's container; Ray workers' ranks into the head's.
         others = {} if self.config["executor"] == "ray" else {n.name: LogCursor() for n in self.config.nodes}
         others.pop(head.name, None)
-        others_due = 0.0  # their logs are read once a second, until each says its transport
+        others_due = 0.0  # their logs are read once a second, until each says its transport and init
         recent: deque[str] = deque(maxlen=20)
         recent_nccl: deque[str] = deque(maxlen=10)
         nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
@@ -411,7 +416,7 @@ class Launch:
                         other.fresh(await self._logs(name, **other.read_args("all")))
                     )
 
-                unknown = {n: c for n, c in others.items() if watch.parser(n).summary.transport is None}
+                unknown = {n: c for n, c in others.items() if _unsaid(watch.parser(n).summary)}
                 await asyncio.gather(*(read(n, c) for n, c in unknown.items()))
             for net in watch.changed():  # a transport the moment a node's lines show it
                 self.emit(NcclNet(net.node, net.level, net.text()))
@@ -449,6 +454,8 @@ class Launch:
             return answer.ready
 
         await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
+        for name, other in others.items():  # their last lines: each node's init as READY says it
+            watch.parser(name).feed_lines(other.fresh(await self._logs(name, **other.read_args("all"))))
         return serving.endpoint(self.config), watch
 
     def _vllm_failed(self, v: VllmSummary, log_node: str, exited: str = "") -> str:
