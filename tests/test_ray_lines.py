@@ -163,3 +163,21 @@ def test_ray_dedup_is_turned_off_on_ray_containers_with_its_reason_and_can_be_ov
     derived = next(v for v in node.container_env if v.name == "RAY_DEDUP_LOGS" and v.value == "0")
     assert str(derived.overridden_by) == "command line --env"
     assert node.env_dict()["RAY_DEDUP_LOGS"] == "1"
+
+
+def test_a_dead_actor_is_named_by_the_ip_line_under_actor_died_error():
+    """A crash: Ray raises ActorDiedError in the driver and says the actor's node a few lines on."""
+    v = vllm.parse_text(read("ray-actor-died-error-verl.txt"))
+    line, origin = v.failure()
+    assert origin == "10.80.8.181" and line.startswith("ray.exceptions.ActorDiedError")
+    # with vLLM's process prefix on each line, as the head's log has it
+    prefixed = "\n".join(
+        f"(EngineCore_DP0 pid=7) {x}" for x in read("ray-actor-died-error-verl.txt").splitlines()
+    )
+    assert vllm.parse_text(prefixed).failure()[1] == "10.80.8.181"
+
+
+def test_the_raylet_names_the_node_of_a_worker_that_died():
+    v = vllm.parse_text(read("raylet-worker-died-openrlhf621.txt"))
+    line, origin = v.failure()
+    assert origin == "172.19.24.110" and line.startswith("(raylet) A worker died or was killed")

@@ -17,7 +17,9 @@ values (`NCCL_IB_DISABLE set by environment to 1.` folds with `... to 0.`).
 
 A failed remote call names the actor's node as Ray raises it in the driver:
 `ray.exceptions.RayTaskError(OutOfMemoryError): ray::RayWorkerWrapper.execute_method() (pid=2981,
-ip=10.98.0.12, actor_id=..., repr=...)`.
+ip=10.98.0.12, actor_id=..., repr=...)`; an actor that died (a crash, a kill) as
+`ray.exceptions.ActorDiedError: ...` followed by lines `\tpid: N`, `\tip: A`; the raylet as
+`(raylet) A worker died or was killed ... Worker IP address: A ...`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ FOLDED = re.compile(
 TASK_ERROR = re.compile(
     r"RayTaskError(?:\((?P<exc>\w+)\))?: ray::(?P<call>[\w.]+)\(\) \(pid=(?P<pid>\d+), ip=(?P<ip>[\d.]+)"
 )
+
+WORKER_IP = re.compile(r"Worker IP address: (?P<ip>[\d.]+)")
+# The `\tip: A` line of an ActorDiedError (after any process prefix vLLM put in front).
+DIED_IP = re.compile(r"(?:^|\) )\s*ip: (?P<ip>[\d.]+)\s*$")
 
 
 def unfold(line: str) -> tuple[str, int]:
@@ -56,9 +62,9 @@ def origin_ip(line: str) -> str | None:
     """The address of the node a line came from, when the line says one: the actor prefix's
     `ip=`, or the `ip=` of a RayTaskError naming the failed actor call. None: the line is the
     log's own node's (no prefix, or an actor on the driver's node)."""
-    if "ip=" not in line:
+    if "ip" not in line and "IP address" not in line:
         return None
-    m = TASK_ERROR.search(line)
+    m = TASK_ERROR.search(line) or WORKER_IP.search(line)
     if m:
         return m.group("ip")
     actor = actor_of(line)

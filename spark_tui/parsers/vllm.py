@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from spark_tui.parsers.ray_lines import origin_ip, unfold
+from spark_tui.parsers.ray_lines import DIED_IP, origin_ip, unfold
 from spark_tui.parsers.text import strip_ansi
 from spark_tui.parsers.verdict import Verdict
 
@@ -82,7 +82,8 @@ STATUS_SECTIONS = {
 # Ray's `RayTaskError(OutOfMemoryError): ray::RayWorkerWrapper.execute_method() (pid=N, ip=A, ...)`
 # is how the driver hears that a worker actor's call failed.
 ERROR_LINE = re.compile(
-    r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:|RayTaskError\b)|^[\w. -]+: error: "
+    r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:|RayTaskError\b|ActorDiedError:)"
+    r"|^[\w. -]+: error: |A worker died or was killed"
 )
 # The line that names the exception (not the traceback's frames).
 NAMED_ERROR = re.compile(r"\b\w+(?:Error|Exception)(?:\(\w+\))?: |: error: ")
@@ -239,6 +240,7 @@ class VllmSummary:
 class VllmParser:
     def __init__(self) -> None:
         self.summary = VllmSummary()
+        self._died: tuple[str, int] | None = None  # an ActorDiedError waiting for its `ip:` line
 
     def feed(self, line: str) -> None:
         # Ray's dedup suffix is not part of what the program printed (the prefix still names the node).
@@ -252,6 +254,8 @@ class VllmParser:
 
     def _one(self, line: str) -> None:
         s = self.summary
+        if self._died is not None:
+            self._actor_died(line)
         if "shards" in line:
             m = SHARDS.search(line)
             if m:
@@ -315,6 +319,17 @@ class VllmParser:
     def _error(self, text: str, line: str) -> None:
         self.summary.errors.append(text)
         self.summary.origins.setdefault(text, origin_ip(strip_ansi(line)) or "")
+        if "ActorDiedError:" in text:
+            self._died = (text, 0)
+
+    def _actor_died(self, line: str) -> None:
+        """Ray says which node a dead actor was on a few lines below ActorDiedError (`\tip: A`)."""
+        assert self._died is not None
+        text, seen = self._died
+        m = DIED_IP.search(strip_ansi(line))
+        if m:
+            self.summary.origins[text] = m.group("ip")
+        self._died = None if m or seen >= 8 else (text, seen + 1)
 
 
 def parse_text(text: str) -> VllmSummary:
