@@ -174,19 +174,23 @@ def test_with_rays_dedup_left_on_a_folded_node_is_said_not_guessed(cluster, tmp_
     ok, got, _ = asyncio.run(launch(config))
     assert ok, [e for e in got if isinstance(e, ev.Failed)]
     nets = {n.node: n for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
-    # Which worker's lines come first and which is the fold's depends on the order they joined.
+    # Which nodes' lines come first and which is the fold's depends on the order they arrive; with
+    # real Ray a fold is printed only when later lines arrive after its 5 s window, if at all.
     said = [n for n in cluster.nodes[:4] if nets[n.name].level == "ok"]
     unsaid = [n for n in cluster.nodes[:4] if n not in said]
-    assert len(said) == 3 and cluster.nodes[0] in said and len(unsaid) == 1, nets
-    for node in said:  # the head's own, the first actor's, the fold's prefix: each its own address
+    assert said and 1 <= len(unsaid) <= 3, nets
+    for node in said:  # each with its own address: never another node's lines
         assert nets[node.name].text == (
             f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; "
             "init complete (1/1 of its ranks)"
         )
-    folded = nets[unsaid[0].name]
-    assert folded.level == "unknown"
-    assert folded.text.startswith("NCCL: not said for this node: Ray's log deduplication folded")
-    assert "RAY_DEDUP_LOGS=0" in folded.text
+    for node in unsaid:
+        assert nets[node.name].level == "unknown"
+        assert nets[node.name].text.startswith(
+            "NCCL: not said for this node: Ray's log deduplication is on "
+            "(RAY_DEDUP_LOGS=1 from env (command line --env))"
+        ), nets[node.name]
+        assert nets[node.name].text.endswith("RAY_DEDUP_LOGS=0 keeps every node's")
     asyncio.run(down(config))
 
 

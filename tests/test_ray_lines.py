@@ -86,14 +86,23 @@ def test_a_folded_nccl_line_counts_for_its_prefix_node_and_its_others_for_no_nod
     assert nets["head"].init_text() == "init in progress (0/1 of its ranks)"
     third = nets["third"]
     assert third.transport is None and third.init_start == 0
-    assert "not said for this node: Ray's log deduplication folded" in third.text()
+    # spark-tui's RAY_DEDUP_LOGS=0 is in place here (the sample's cluster had Ray's default)
+    assert third.text().startswith("NCCL: not said for this node: Ray's log deduplication folded 232 NCCL")
     assert "RAY_DEDUP_LOGS=0" in third.line()
+    on = per_node(three_nodes(tmp_path, env={"RAY_DEDUP_LOGS": "1"}), {"head": s})["third"]
+    assert on.text().startswith(
+        "NCCL: not said for this node: Ray's log deduplication is on (RAY_DEDUP_LOGS=1 from env "
+        "(command line --env)) folded 232 NCCL line(s)"
+    )
 
 
 def test_without_folds_a_node_without_lines_is_not_blamed_on_dedup(tmp_path):
     parser = nccl.NcclParser()
     parser.feed_lines(read("ray-dedup-first-actor-plain-surajssd.txt").splitlines())
     nets = per_node(three_nodes(tmp_path), {"head": parser.summary})
+    assert nets["third"].text() == "NCCL: no NCCL lines from this node yet"
+    # Ray's default (RAY_DEDUP_LOGS unset, as an image's own env may leave it): said, not blamed on the node
+    nets = per_node(three_nodes(tmp_path, executor="native"), {"head": parser.summary})
     assert nets["third"].text() == "NCCL: no NCCL lines from this node yet"
     assert nets["worker"].line().startswith("NCCL: IB/RoCE (IB) on mlx5_0")
 

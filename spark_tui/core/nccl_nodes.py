@@ -33,17 +33,23 @@ class NodeNccl:
     init_complete: int = 0
     errors: list[str] = field(default_factory=list)  # NCCL errors this node's ranks printed
     folded: int = 0  # NCCL lines Ray folded away without naming their node, in the logs read
+    dedup: str = ""  # Ray's log deduplication, when on: the value and where it came from
 
     def text(self) -> str:
         over = f" over {self.interface}" if self.interface else ""
         if self.transport is None:
             if self.hcas:
                 return f"NCCL: HCAs {', '.join(self.hcas)} listed, transport not logged yet{over}"
-            if self.folded:
+            if self.folded or self.dedup:
+                folded = (
+                    f"folded {self.folded} NCCL line(s) of actors it does not name into others'"
+                    if self.folded
+                    else "folds alike lines of several nodes into one and prints the fold later, if at all"
+                )
+                on = f" is on ({self.dedup})" if self.dedup else ""
                 return (
-                    f"NCCL: not said for this node: Ray's log deduplication folded {self.folded} NCCL "
-                    "line(s) of actors it does not name into others' ([repeated Nx across cluster]); "
-                    "RAY_DEDUP_LOGS=0 keeps every node's"
+                    f"NCCL: not said for this node: Ray's log deduplication{on} {folded} "
+                    "([repeated Nx across cluster]); RAY_DEDUP_LOGS=0 keeps every node's"
                 )
             return "NCCL: no NCCL lines from this node yet"
         if self.transport.startswith("IB"):
@@ -99,6 +105,7 @@ def per_node(
             nets.setdefault(where.get(origin, log_node), []).append(net)
     by_snap = {s.node: s for s in snaps or []}
     folded = sum(s.folded for s in logs.values())
+    dedup = dedup_on(config)
     out: dict[str, NodeNccl] = {}
     for node in config.nodes:
         mine = nets.get(node.name, [])
@@ -107,7 +114,19 @@ def per_node(
         said.init_complete = sum(n.init_complete for n in mine)
         said.errors = [e for n in mine for e in n.errors]
         said.folded = folded
+        said.dedup = dedup
     return out
+
+
+def dedup_on(config: Config) -> str:
+    """Whether Ray folds the workers' lines in the head's log (its driver runs there): "" when
+    not, else the head's RAY_DEDUP_LOGS and where it came from (Ray's default when unset)."""
+    if config["executor"] != "ray":
+        return ""
+    mine = [e for e in config.head.container_env if e.name == "RAY_DEDUP_LOGS" and e.overridden_by is None]
+    if not mine:
+        return "RAY_DEDUP_LOGS unset: Ray's default"
+    return "" if mine[-1].value == "0" else f"RAY_DEDUP_LOGS={mine[-1].value} from {mine[-1].derived_from}"
 
 
 def _node_nccl(config: Config, name: str, nets: list[OriginNet], snap: NodeSnapshot | None) -> NodeNccl:
