@@ -206,12 +206,11 @@ def test_a_worker_ranks_oom_is_named_for_the_worker(cluster, tmp_path):
         cluster,
         4,
         got,
-        f"{worker.name}: vLLM failed on {worker.name}'s rank (ip={worker.ip}, read in {head.name}'s log): "
-        f"(RayWorkerWrapper pid=",
+        f"{worker.name}: vLLM failed on {worker.name}'s rank (ip={worker.ip}, read in {head.name}'s log): ",
     )
+    # the worker's own line, or (when the driver ended before Ray forwarded it) its RayTaskError
     failed = next(e for e in got if isinstance(e, ev.Failed))
-    assert "torch.OutOfMemoryError: CUDA out of memory" in failed.cause
-    assert not failed.cause.startswith(head.name)
+    assert "OutOfMemoryError" in failed.cause and failed.cause.startswith(worker.name), failed.cause
 
 
 @pytest.mark.parametrize("executor", ["ray", "native"])
