@@ -460,8 +460,11 @@ def test_status_names_the_worker_whose_rank_failed(cluster, tmp_path, run_cli):
         "capacity of 119.70 GiB of which 1.38 GiB is free."
     )
     engine = "(EngineCore_DP0 pid=7) ERROR 12-03 10:00:01 [core.py:708] EngineCore encountered an issue."
-    script = f"echo {shlex.quote(oom)} >/proc/1/fd/1; echo {shlex.quote(engine)} >/proc/1/fd/1; killall httpd"
+    script = f"echo {shlex.quote(oom)} >/proc/1/fd/1; echo {shlex.quote(engine)} >/proc/1/fd/1"
     cluster.docker(head, "exec", "vllm_node", "sh", "-c", script)
+    # the endpoint stops answering (the Python stand-in's server, else the shell stand-in's httpd)
+    if cluster.docker(head, "exec", "vllm_node", "pkill", "-f", "vllm_http", check=False).returncode:
+        cluster.docker(head, "exec", "vllm_node", "killall", "httpd")
     argv = ["status", "--cluster", str(tmp_path / "c2.yaml"), *tc.SANDBOX_FLAGS, "--executor", "ray"]
     code, out, _ = run_cli(*argv, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     assert "NOT READY" in out, out
