@@ -2,8 +2,10 @@
 
 Real samples in tests/data/ray (see tests/data/INDEX.md section 6)."""
 
+import json
 import textwrap
 
+from spark_tui import diagnose
 from spark_tui.core.nccl_nodes import node_of, per_node
 from spark_tui.diagnose import paste
 from spark_tui.parsers import nccl, ray_lines, vllm
@@ -149,14 +151,15 @@ def test_the_rank_that_failed_is_named_before_the_drivers_summary():
 
 
 def test_paste_cleaning_and_live_parsing_read_the_suffix_alike():
+    """A pasted folded log reads as the live one: the same unfold, the same nodes, the same counts."""
     folded = read("ray-dedup-folded-block-surajssd.txt")
     cleaned = paste.clean(folded)
-    assert "across cluster" not in cleaned.text and cleaned.repeated == 14 * 14
-    live = nccl.parse_text(folded)
-    pasted = nccl.parse_text(cleaned.text)
-    # the paste's text no longer says what was folded; its NCCL facts are the same
-    assert live.by_origin.keys() == pasted.by_origin.keys()
-    assert live.transport == pasted.transport == "IB"
+    assert cleaned.repeated == 14 * 14
+    live, pasted = nccl.parse_text(folded), nccl.parse_text(cleaned.text)
+    assert live == pasted and pasted.init_start == 14 and pasted.folded == 12 * 13
+    result = diagnose.analyse(folded, "nccl")
+    assert result["summary"]["folded"] == 12 * 13 and result["summary"]["repeated_lines_folded_by_ray"] == 196
+    assert "repeated" not in json.dumps(result["summary"]["per_host"])
 
 
 def test_ray_dedup_is_turned_off_on_ray_containers_with_its_reason_and_can_be_overridden(tmp_path):

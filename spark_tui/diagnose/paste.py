@@ -3,8 +3,9 @@
 - a leading `$ command` or shell prompt line (`user@host:~$ cmd`, `[root@host ~]# cmd`): dropped,
   and the command kept, for it says what the output is;
 - `docker compose logs` prefixes (`vllm-1  | `): dropped;
-- Ray's `[repeated 3x across cluster]` suffix: dropped (counted), as the live parsers drop it
-  (parsers/ray_lines.py; the line's Ray prefix still names its node); a `[Stage-N]` prefix: dropped;
+- Ray's `[repeated 3x across cluster]` suffix: counted, and left for the parsers, which read it
+  as they do in live logs (parsers/ray_lines.py: the line counts for the node its prefix names,
+  the occurrences it does not name for none); a `[Stage-N]` prefix: dropped;
 - markdown quote markers (`> `) and code fences (```): dropped;
 - tqdm's carriage-return redraws: split into lines.
 Log prefixes the parsers understand themselves (`(RayWorkerWrapper pid=N, ip=A)`,
@@ -57,8 +58,8 @@ def clean(text: str) -> Cleaned:
                 line = line[m.end() :]
             if line.startswith("[Stage-"):
                 line = STAGE.sub("", line, count=1)
-            line, times = unfold(line)
-            if times > 1:
+            times = unfold(line)[1]
+            if times > 1:  # counted; the suffix stays for the parsers, which unfold it as live logs
                 out.repeated += times
             lines.append(line)
     out.text = "\n".join(lines)
