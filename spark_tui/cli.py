@@ -181,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--lines", type=int, default=200, metavar="N", help="log lines per container (default 200)"
     )
+    p.add_argument("--fabric", action="store_true", help="the check section measures the data links too")
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")

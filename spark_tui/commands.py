@@ -371,7 +371,7 @@ def cmd_report(args) -> int:
 
     async def main() -> str:
         async with Nodes(config) as nodes:
-            return await build(config, nodes, args.lines)
+            return await build(config, nodes, args.lines, fabric=args.fabric)
 
     text = asyncio.run(main())
     tmp = out + ".part"

@@ -198,8 +198,8 @@ class FrozenCore:
             ),
         )
 
-    async def check(self, emit):
-        self.calls.append("check")
+    async def check(self, emit, fabric=False):
+        self.calls.append("check --fabric" if fabric else "check")
         results = []
         for n in self.config.nodes:
             results += [

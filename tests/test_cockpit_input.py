@@ -127,6 +127,23 @@ def test_a_failed_model_row_offers_the_sync_and_checks_again(tmp_path):
     asyncio.run(flow())
 
 
+def test_the_check_step_measures_the_data_links_on_its_key():
+    """`f` in the check step runs the check again with the fabric measured; the hint names the key."""
+    app = app_with()
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("w", "enter")
+            await pilot.pause(0.3)
+            summary = str(app.screen.query_one("#check-summary").render())
+            assert "f: also measure the data links" in summary, summary
+            await pilot.press("f")
+            await pilot.pause(0.3)
+            assert app.core.calls.count("check") == 1 and "check --fabric" in app.core.calls, app.core.calls
+
+    asyncio.run(flow())
+
+
 def test_bad_edit_is_one_line_and_changes_nothing(tmp_path):
     app = app_with()
 

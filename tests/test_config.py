@@ -281,7 +281,7 @@ BAD_FILES = [
     ("tp zero", "tensor_parallel_size: 0\n" + NODES, ":1:23: tensor_parallel_size: 0 is below the minimum 1"),
     ("port too big", "vllm_port: 70000\n" + NODES, "vllm_port: 70000 is above the maximum 65535"),
     ("bool as string", "privileged: maybe\n" + NODES, "privileged: expected true or false"),
-    ("bad executor", "executor: mpi\n" + NODES, "executor: 'mpi' is not one of ray, native"),
+    ("bad executor", "executor: mpi\n" + NODES, "executor: 'mpi' is not one of solo, ray, native"),
     (
         "duplicate nodes",
         "nodes:\n  - {name: a, host: 10.0.0.1}\n  - {name: a, host: 10.0.0.2}\n",
@@ -366,7 +366,7 @@ def test_bad_cluster_bytes(run_cli, clean_env, raw, expected):
 BAD_ARGS = [
     (("--port", "abc", "config"), {}, "--port: expected an integer, got 'abc'"),
     (("config", "--tensor-parallel-size", "0"), {}, "--tensor-parallel-size: 0 is below the minimum 1"),
-    (("config", "--executor", "mpi"), {}, "--executor: 'mpi' is not one of ray, native"),
+    (("config", "--executor", "mpi"), {}, "--executor: 'mpi' is not one of solo, ray, native"),
     (("config", "-e", "NOEQUALS"), {}, "-e: expected NAME=VALUE"),
     (
         ("config", "--cluster", "/nonexistent/c.yaml"),

@@ -112,7 +112,7 @@ def test_auto_takes_iperf3_where_both_nodes_have_it(cluster, tmp_path, run_cli):
     path = cluster.cluster_file(2, tmp_path / "two.yaml")
     code, rows = _fabric(run_cli, path, "--fabric-seconds", "1")
     (link,) = _links(rows)
-    assert link["values"]["tool"] == "iperf3" and "by iperf3" in link["message"]
+    assert link["values"]["tool"] == "iperf3" and "by iperf3" in link["message"], rows
     assert link["values"]["gbps"] > 0.05
     _nothing_left(cluster, cluster.nodes[:2])
 
@@ -187,12 +187,12 @@ def test_a_tool_asked_for_but_missing_and_the_time_limit(cluster, tmp_path, run_
     assert any("fabric_tool ib_write_bw: no ib_write_bw on spark-2" in r["message"] for r in _links(rows)), (
         rows
     )
-    # Two twins at 1 s each (and 1 s to spare) do not fit in 3 s: the second is skipped, saying why.
+    # Two twins at 3 s each (and 1 s to spare) do not fit in 6.5 s: the second is skipped, saying why.
     cluster.install_tool(twins[1], "ib_write_bw")
-    code, rows = _fabric(run_cli, path, "--fabric-seconds", "1", "--fabric-timeout", "3")
+    code, rows = _fabric(run_cli, path, "--fabric-seconds", "3", "--fabric-timeout", "6.5")
     statuses = [(r["status"], r["message"]) for r in _links(rows)]
     assert statuses[0][0] == "pass" and statuses[1][0] == "skipped", statuses
-    assert "fabric_timeout (3 s) reached" in statuses[1][1]
+    assert "fabric_timeout (6.5 s) reached" in statuses[1][1]
 
 
 @pytest.mark.cluster
@@ -201,3 +201,15 @@ def test_one_node_has_no_link_to_measure(cluster, tmp_path, run_cli):
     code, rows = _fabric(run_cli, path)
     assert [(r["id"], r["status"]) for r in rows] == [("fabric.link", "skipped")]
     assert "one node" in rows[0]["message"]
+
+
+@pytest.mark.cluster
+def test_report_with_fabric_has_the_rows(cluster, tmp_path, run_cli):
+    path = cluster.cluster_file(2, tmp_path / "two.yaml")
+    out = tmp_path / "report.md"
+    code, _, err = run_cli("report", "--cluster", str(path), "--out", str(out), "--fabric")
+    text = out.read_text()
+    assert code == 0, err
+    assert "fabric.link" in text and "by iperf3" in text
+    code, _, _ = run_cli("report", "--cluster", str(path), "--out", str(out))
+    assert "fabric.link" not in out.read_text()

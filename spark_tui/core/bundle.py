@@ -30,9 +30,9 @@ from spark_tui.status_text import render
 DRIVER = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
 
 
-async def build(config: Config, nodes: Nodes, log_lines: int = 200) -> str:
+async def build(config: Config, nodes: Nodes, log_lines: int = 200, fabric: bool = False) -> str:
     config, snaps = await with_detected(config, nodes)
-    results: list[CheckResult] = await run_checks(config, nodes)
+    results: list[CheckResult] = await run_checks(config, nodes, fabric=fabric)
     state = await cluster_state(config, nodes, snaps)
     drivers = await asyncio.gather(*(_driver(nodes, s) for s in snaps))
     _, facts, why_none = await effective_facts(
@@ -54,8 +54,10 @@ async def build(config: Config, nodes: Nodes, log_lines: int = 200) -> str:
     for snap, driver in zip(snaps, drivers, strict=True):
         h = snap.host
         reach = "yes" if snap.reachable else f"NO: {snap.error}"
+        # No Docker engine on a node is a fact of the report, said where its version would be.
+        docker_cell = h.docker_version or (f"none: {snap.docker_error}" if snap.docker_error else "-")
         out.append(
-            f"| {snap.node} | {_cell(reach)} | {h.docker_version or '-'} | {h.storage_driver or '-'} "
+            f"| {snap.node} | {_cell(reach)} | {_cell(docker_cell)} | {h.storage_driver or '-'} "
             f"| {h.kernel or '-'} | {_cell(driver)} |"
         )
     image = config["image"]
@@ -110,6 +112,9 @@ async def _driver(nodes: Nodes, snap: NodeSnapshot) -> str:
         res = await nodes.transports[snap.node].run(DRIVER, timeout=20)
     except (NodeError, TimeoutError) as exc:
         return f"unknown ({exc})"
+    problem = res.problem("nvidia-smi")
+    if problem:  # no NVIDIA driver tools on this node: a fact for the report, not an error
+        return problem
     if res.exit_status != 0:
         return f"nvidia-smi failed: {(res.stdout + res.stderr).strip().splitlines()[:1] or ['exit ' + str(res.exit_status)]}"
     return ", ".join(sorted(set(res.stdout.split()))) or "-"

@@ -32,6 +32,10 @@ CACHE_SCRIPT = 'case "$1" in "~/"*) p="$HOME/${1#??}";; *) p="$1";; esac; if [ -
 
 CheckStatus = Literal["pass", "warn", "fail", "skipped"]
 
+# Executor solo: checks that only mean something between nodes, skipped with this reason.
+SOLO_SKIPPED = ("net.data_interface", "roce.twins", "net.reach")
+SOLO_WHY = "executor solo: one node, nothing travels between nodes"
+
 
 @dataclass
 class CheckResult:
@@ -150,7 +154,11 @@ async def _node_checks(
         _foreign_containers(config, name, snap, add)
     _gpu(node, snap, add)
     _gpu_processes(name, snap, add)
-    _network(config, node, snap, add)
+    if config["executor"] == "solo":
+        for cid in SOLO_SKIPPED:
+            add(cid, name, "skipped", SOLO_WHY)
+    else:
+        _network(config, node, snap, add)
     await _model_cache(config, node, nodes, add)
     if node.is_head:
         await _ports(config, node, nodes, add)
@@ -416,7 +424,9 @@ async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
             listening.add(int(parts[1].rsplit(":", 1)[1], 16))
     for key in ("master_port", "vllm_port"):
         port = config[key]
-        if out is None:
+        if key == "master_port" and config["executor"] == "solo":
+            add(f"port.{key}", node.name, "skipped", f"{SOLO_WHY}: no Ray GCS, no rendezvous port")
+        elif out is None:
             add(f"port.{key}", node.name, "skipped", "could not read /proc/net/tcp")
         elif port in listening:
             add(
@@ -451,7 +461,7 @@ def _cluster_checks(
     datas = {
         n: s.data_interface
         for n, s in snaps.items()
-        if s.reachable and s.data_interface and s.data_interface.ipv4
+        if s.reachable and s.data_interface and s.data_interface.ipv4 and config["executor"] != "solo"
     }
     nets = {n: ipaddress.ip_interface(i.ipv4[0]).network for n, i in datas.items()}
     if len(set(nets.values())) > 1:

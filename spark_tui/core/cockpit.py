@@ -51,7 +51,9 @@ class CockpitAPI(Protocol):
 
     async def images(self) -> ImageListing: ...
 
-    async def check(self, emit: Callable[[CheckResult], object]) -> list[CheckResult]: ...
+    async def check(
+        self, emit: Callable[[CheckResult], object], fabric: bool = False
+    ) -> list[CheckResult]: ...
 
     async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool: ...
 
@@ -145,8 +147,8 @@ class CockpitCore:
     async def images(self) -> ImageListing:
         return await listing(self.config, self.nodes, await self.monitor.images())
 
-    async def check(self, emit: Callable[[CheckResult], object]) -> list[CheckResult]:
-        return await run_checks(self.config, self.nodes, emit)
+    async def check(self, emit: Callable[[CheckResult], object], fabric: bool = False) -> list[CheckResult]:
+        return await run_checks(self.config, self.nodes, emit, fabric=fabric)
 
     async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool:
         """Detected values first (labelled as such), then the launch, then drift."""

@@ -14,6 +14,7 @@ import os
 import secrets
 import shlex
 import shutil
+import signal
 import socket
 import tempfile
 import time
@@ -37,11 +38,48 @@ PREFERRED_CIPHERS = [
 ]
 
 
+# What a shell answers for a program it cannot run (POSIX): a remote command over SSH gets these
+# from the node's shell, a local one from _spawn_failed, so callers read both the same way.
+NOT_FOUND, NOT_EXECUTABLE = 127, 126
+
+
 @dataclass
 class Result:
     stdout: str
     stderr: str
     exit_status: int
+    signal: str | None = None  # the signal that ended the program (KILL, TERM), None when it exited
+
+    def problem(self, program: str) -> str | None:
+        """Why `program` did not run to its end, in the operator's words, or None when it did
+        (whatever its exit code): missing, not executable, or killed are facts to report."""
+        if self.signal:
+            return f"{program} was killed (SIG{self.signal.removeprefix('SIG')}) on this node"
+        if self.exit_status == NOT_FOUND:
+            return f"no {program} on this node"
+        if self.exit_status == NOT_EXECUTABLE:
+            return f"{program} is not executable on this node"
+        return None
+
+
+def _spawn_failed(argv: list[str], exc: OSError) -> Result:
+    """A local program that could not be started, answered as a shell answers it over SSH."""
+    missing = isinstance(exc, FileNotFoundError)
+    code = NOT_FOUND if missing else NOT_EXECUTABLE
+    what = "not found" if missing else exc.strerror or "cannot be run"
+    return Result("", f"{argv[0]}: {what}", code)
+
+
+def _local_result(out: bytes, err: bytes, returncode: int | None) -> Result:
+    """A local process's end: a negative return code is the signal that killed it."""
+    if returncode is not None and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name.removeprefix("SIG")
+        except ValueError:  # a real-time signal has no name
+            name = str(-returncode)
+        return Result(out.decode(errors="replace"), err.decode(errors="replace"), 128 - returncode, name)
+    code = returncode if returncode is not None else 255
+    return Result(out.decode(errors="replace"), err.decode(errors="replace"), code)
 
 
 class Transport(Protocol):
@@ -103,12 +141,15 @@ class LocalTransport:
         return None
 
     async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:  # missing or not executable: a fact about the node, not a crash
+            return _spawn_failed(argv, exc)
         try:
             out, err = await asyncio.wait_for(
                 proc.communicate(stdin.encode() if stdin is not None else None), timeout
@@ -116,8 +157,7 @@ class LocalTransport:
         except (TimeoutError, asyncio.CancelledError):
             proc.kill()  # as a closed SSH session ends its command
             raise
-        code = proc.returncode if proc.returncode is not None else 255
-        return Result(out.decode(errors="replace"), err.decode(errors="replace"), code)
+        return _local_result(out, err, proc.returncode)
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         return (await self.run(["sh", "-c", script, "sh", *args], timeout=timeout)).stdout
@@ -125,12 +165,17 @@ class LocalTransport:
     async def stream(
         self, argv: list[str], on_err_line: Callable[[str], object], stdin: str | Awaitable[str] = ""
     ) -> Result:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            failed = _spawn_failed(argv, exc)
+            on_err_line(failed.stderr)
+            return failed
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         pipe = proc.stdin
 
@@ -157,7 +202,7 @@ class LocalTransport:
             raise
         finally:
             feeder.cancel()
-        return Result(out.decode(errors="replace"), "\n".join(err[-50:]), code)
+        return _local_result(out, "\n".join(err[-50:]).encode(), code)
 
     async def docker_url(self) -> str:
         return f"unix://{self.node['docker_socket']}"
@@ -306,7 +351,10 @@ class SshTransport:
                 await self._drop()
                 raise NodeError(self.node.name, f"connection lost: {_reason(exc)}") from None
         return Result(
-            _text(proc.stdout), _text(proc.stderr), proc.exit_status if proc.exit_status is not None else 255
+            _text(proc.stdout),
+            _text(proc.stderr),
+            proc.exit_status if proc.exit_status is not None else 255,
+            _signal_name(proc.exit_signal),
         )
 
     async def _run_once(self, command: str, stdin: str | None) -> asyncssh.SSHCompletedProcess:
@@ -352,7 +400,12 @@ class SshTransport:
                 await self._drop()
                 raise NodeError(self.node.name, f"connection lost: {_reason(exc)}") from None
         code = proc.exit_status
-        return Result(_text(out), "\n".join(err[-50:]), code if code is not None else 255)
+        return Result(
+            _text(out),
+            "\n".join(err[-50:]),
+            code if code is not None else 255,
+            _signal_name(proc.exit_signal),
+        )
 
     async def run_script(self, script: str, args: tuple[str, ...] = (), timeout: float | None = 30) -> str:
         """Run a shell script in the node's long-lived `sh` session and return its stdout.
@@ -466,6 +519,11 @@ async def _known_keys(node: str, path: str, host: str, port: int) -> list:
         matched = known.match(host, addr, None if port == 22 else port)
         found += [key for keys in matched for key in keys]
     return found
+
+
+def _signal_name(exit_signal: tuple | None) -> str | None:
+    """asyncssh's exit_signal (name, core dumped, message, language) as the signal's name."""
+    return str(exit_signal[0]) if exit_signal else None
 
 
 def _text(data: str | bytes | None) -> str:

@@ -94,7 +94,7 @@ def run(
                 f"{image} has no Ray (executor ray needs it): {_notes(facts) or 'ray --version not found'}",
                 "use executor native or an image with Ray",
             )
-    else:
+    elif executor == "native":
         if facts.native is None:
             add("image.native", where, "skipped", f"{vllm} in {image}: cannot tell native multi-node support")
         elif facts.native:

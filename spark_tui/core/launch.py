@@ -144,10 +144,8 @@ class Launch:
             self.hostnames = {snap.host.hostname: snap.node for snap in snaps if snap.host.hostname}
             self.snaps = snaps
             await self._preflight()
-            if self.config["executor"] == "ray":
-                await self._ray()
-            else:
-                await self._native()
+            start = {"solo": self._solo, "ray": self._ray, "native": self._native}
+            await start[self.config["executor"]]()
             endpoint, watch = await self._wait_ready()
             nets = [NcclNet(n.node, n.level, n.line()) for n in watch.nets().values()]
             self.emit(
@@ -367,6 +365,11 @@ class Launch:
                 verb = "reaches" if head["data_ip"] in reached else "does NOT reach"
                 parts.append(f"{name} {verb} {head.name} at {head['data_ip']}")
         return "; ".join(parts) or "no rank lines in the logs (NCCL_DEBUG=INFO shows them)"
+
+    async def _solo(self) -> None:
+        """One node: its container runs `vllm serve` itself (the ENTRYPOINT), nothing to join; the
+        readiness, memory guard and failure naming that follow are the cluster launch's own."""
+        await self._start(self.config.head.name)
 
     async def _native(self) -> None:
         workers = [n.name for n in self.config.nodes if not n.is_head]

@@ -71,8 +71,10 @@ def repo_dir(node: NodeConfig, model: str) -> str:
 # entry exists (`-S`: the standard library is all MANIFEST needs, and site's start-up is skipped).
 MANIFEST_SCRIPT = (
     'case "$2" in "~/"*) d="$HOME/${2#??}";; *) d="$2";; esac; '
-    'if [ -d "$d" ]; then python3 -S -c "$1" "$d"; else echo \'{"exists": false}\'; fi'
+    'if [ ! -d "$d" ]; then echo \'{"exists": false}\'; '
+    'elif command -v python3 >/dev/null 2>&1; then python3 -S -c "$1" "$d"; else echo \'{"no_python3": true}\'; fi'
 )
+NO_PYTHON = "no python3 on this node (spark-tui reads the model's files with it)"
 
 
 HASH_TIMEOUT = 3600.0  # seconds for hashing a node's copy: a 240 GB model read at 100 MB/s takes 40 minutes
@@ -87,6 +89,8 @@ async def manifest(nodes: Nodes, node: NodeConfig, model: str, hashes: bool = Fa
                 ["python3", "-S", "-c", MANIFEST, directory, "hash"], timeout=HASH_TIMEOUT
             )
             out = res.stdout
+            if res.problem("python3"):
+                return Manifest(node.name, directory, error=f"{node.name}: {res.problem('python3')}")
         else:
             out = await transport.run_script(MANIFEST_SCRIPT, (MANIFEST, directory), timeout=120)
     except (TimeoutError, NodeError) as exc:
@@ -95,6 +99,8 @@ async def manifest(nodes: Nodes, node: NodeConfig, model: str, hashes: bool = Fa
         data = json.loads(out)
         if data == {"exists": False}:
             return Manifest(node.name, directory)
+        if data == {"no_python3": True}:
+            return Manifest(node.name, directory, error=f"{node.name}: {NO_PYTHON}")
         return Manifest(
             node.name,
             directory,

@@ -29,6 +29,7 @@ class NodeNccl:
     interface: str = ""  # the bootstrap interface and address NCCL chose, `ifname:addr`
     level: str = "unknown"  # ok | warn | unknown
     cause: str = ""  # for Socket: where the fallback came from
+    solo: bool = False  # executor solo: no traffic between nodes, so silence is expected
     init_start: int = 0  # Init START / COMPLETE lines of this node's ranks
     init_complete: int = 0
     errors: list[str] = field(default_factory=list)  # NCCL errors this node's ranks printed
@@ -40,6 +41,8 @@ class NodeNccl:
         if self.transport is None:
             if self.hcas:
                 return f"NCCL: HCAs {', '.join(self.hcas)} listed, transport not logged yet{over}"
+            if self.solo:  # silence is expected: one node has no NCCL traffic to log
+                return "NCCL: no traffic between nodes (executor solo)"
             if self.folded or self.dedup:
                 folded = (
                     f"folded {self.folded} NCCL line(s) of actors it does not name into others'"
@@ -136,6 +139,7 @@ def _node_nccl(config: Config, name: str, nets: list[OriginNet], snap: NodeSnaps
     hcas = list(dict.fromkeys(h for n in nets for h in n.hcas))
     boot = next((b for n in nets for b in n.bootstrap), None)
     out = NodeNccl(name, transport, hcas, f"{boot[0]} {boot[1]}" if boot else "")
+    out.solo = config["executor"] == "solo"
     if transport is None:
         return out
     if transport == "Socket":

@@ -105,6 +105,9 @@ def config_hash(config: Config) -> str:
 def _command(config: Config, node: NodeConfig, head: NodeConfig) -> list[str]:
     ex = config["executor"]
     port = str(config["master_port"])
+    if ex == "solo":
+        # One node: `vllm serve` alone, no Ray, no rendezvous, so no address and no master port.
+        return vllm_serve_args(config)
     if ex == "ray":
         if node.is_head:
             return [
@@ -200,7 +203,8 @@ def build(config: Config) -> list[ContainerSpec]:
                 shm_size=node["shm_size"],
                 memory_limit=None if privileged else node["memory_limit"],
                 cap_add=[] if privileged else ["IPC_LOCK"],
-                devices=[] if privileged else ["/dev/infiniband"],
+                # RDMA devices only for traffic between nodes: a solo container needs none.
+                devices=[] if privileged or config["executor"] == "solo" else ["/dev/infiniband"],
                 pids_limit=None if privileged else 4096,
                 ulimits={"nofile": (node["ulimit_nofile"], node["ulimit_nofile"])},
             )
@@ -279,7 +283,7 @@ def as_text(
         mode = (
             "privileged"
             if spec.privileged
-            else f"non-privileged: cap IPC_LOCK, device /dev/infiniband, memory {spec.memory_limit}, pids 4096"
+            else f"non-privileged: cap IPC_LOCK, {''.join(f'device {d}, ' for d in spec.devices)}memory {spec.memory_limit}, pids 4096"
         )
         lines.append(
             f"  network host, ipc host, shm {spec.shm_size}, gpus {spec.gpus}, ulimit nofile {spec.ulimits['nofile'][0]}, {mode}"

@@ -25,7 +25,9 @@ class Serving:
 
 def endpoint(config: Config) -> str:
     head = config.head
-    return f"http://{head['data_ip'] or head['host']}:{config['vllm_port']}/v1"
+    # `host: local` is no address: this machine's own is loopback (vLLM listens on every address).
+    host = head["data_ip"] or ("127.0.0.1" if head.local else head["host"])
+    return f"http://{host}:{config['vllm_port']}/v1"
 
 
 async def ask(config: Config, transport: Transport) -> Serving:

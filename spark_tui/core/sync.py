@@ -93,7 +93,11 @@ class _Run:
             res = tasks[target].result() if tasks[target] in done else None
             raise SyncError(
                 f"{target}: the receiver did not start"
-                + (f": {res.stderr.strip()[-200:]}" if res is not None else f" within {PORT_WAIT:.0f} s")
+                + (
+                    f": {res.problem('python3') or res.stderr.strip()[-200:]}"
+                    if res is not None
+                    else f" within {PORT_WAIT:.0f} s"
+                )
             )
         return out
 
@@ -254,7 +258,9 @@ async def _transfer(
         out: dict[str, object] = {}
         for t in targets:
             if tasks[t].cancelled():
-                out[t] = f"the sender on {source} failed: {_last_line(sent.stderr)}"
+                out[t] = (
+                    f"the sender on {source} failed: {sent.problem('python3') or _last_line(sent.stderr)}"
+                )
                 continue
             res = await tasks[t]
             if t in failed:

@@ -31,19 +31,22 @@ def derive_container_env(
         out += [DerivedVar(v, netdev.value, f"netdev ({netdev.source})") for v in IFNAME_VARS]
     if hca.value:
         out.append(DerivedVar("NCCL_IB_HCA", ",".join(hca.value), f"hca ({hca.source})"))
-    out.append(DerivedVar("NCCL_IB_DISABLE", "0", "RoCE is the data path"))
+    solo = values["executor"].value == "solo"
+    if not solo:  # solo: no traffic between nodes, so no data path and no rendezvous address
+        out.append(DerivedVar("NCCL_IB_DISABLE", "0", "RoCE is the data path"))
     out.append(DerivedVar("NCCL_IGNORE_CPU_AFFINITY", "1", "GB10 CPU affinity (field practice)"))
     dbg = values["nccl_debug"]
     if dbg.value:
         out.append(DerivedVar("NCCL_DEBUG", dbg.value, f"nccl_debug ({dbg.source})"))
     head = next((n for n in nodes if n.is_head), nodes[0])
     head_ip = head.values["data_ip"]
-    if head_ip.value:
+    if head_ip.value and not solo:
         out.append(
             DerivedVar("MASTER_ADDR", head_ip.value, f"data_ip of head {head.name} ({head_ip.source})")
         )
     port = values["master_port"]
-    out.append(DerivedVar("MASTER_PORT", str(port.value), f"master_port ({port.source})"))
+    if not solo:
+        out.append(DerivedVar("MASTER_PORT", str(port.value), f"master_port ({port.source})"))
     if values["executor"].value == "ray":
         src = f"executor ray ({values['executor'].source})"
         out.append(DerivedVar("RAY_memory_monitor_refresh_ms", "0", src))

@@ -37,6 +37,7 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("wizard.edit", "e", "edit", "Edit setting", "wizard"),
     KeySpec("wizard.launch", "ctrl+l", "launch", "Launch", "wizard"),
     KeySpec("wizard.sync", "s", "sync", "Sync image/model (a failed row)", "wizard"),
+    KeySpec("wizard.fabric", "f", "fabric", "Measure the data links (check --fabric)", "wizard"),
     KeySpec("wizard.defaults", "d", "toggle_defaults", "Show / fold built-in defaults", "wizard"),
     KeySpec("logs.back", "escape", "back", "Back", "logs"),
     KeySpec("logs.filter", "slash", "filter", "Filter (regex)", "logs"),

@@ -247,16 +247,22 @@ SETTINGS: tuple[Setting, ...] = (
     # --- the model and vLLM ---
     _s(
         "executor",
-        k.Choice(("ray", "native")),
-        "ray",
-        "Multi-node executor: Ray or vLLM's native --nnodes mode.",
+        k.Choice(("solo", "ray", "native")),
+        None,
+        "How vLLM runs: solo (`vllm serve` on the one node, no Ray, no multi-node flags), Ray, or vLLM's "
+        "native --nnodes mode (default: solo on one node, ray on two or more).",
     ),
     _s("model", k.Str(), None, "Model to serve (Hugging Face id or path in the container)."),
     _s("served_model_name", k.Str(), None, "Name the API serves the model under (default: the model)."),
     _s("tensor_parallel_size", k.Int(1, 1024), None, "Tensor parallel size (default: the number of nodes)."),
     _s("pipeline_parallel_size", k.Int(1, 1024), 1, "Pipeline parallel size."),
     _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head."),
-    _s("master_port", k.Int(1, 65535), 29501, "Ray head port (executor ray) or torch master port (native)."),
+    _s(
+        "master_port",
+        k.Int(1, 65535),
+        29501,
+        "Ray head port (executor ray) or torch master port (native); unused by solo.",
+    ),
     _s("vllm_args", k.ArgList(), [], "Extra arguments appended to `vllm serve`."),
     _s(
         "nccl_debug",

@@ -97,7 +97,7 @@ def resolve(inputs: Inputs) -> Config:
     _derive_defaults(values, nodes)
     for n in nodes:
         n.container_env = derive_container_env(n, values, nodes)
-    warnings = lookalike_warnings(inputs.environ, values)
+    warnings = lookalike_warnings(inputs.environ, values) + _unused_by_executor(values)
     return Config(values, nodes, warnings, files, inputs)
 
 
@@ -308,6 +308,7 @@ def _derive_defaults(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
             raise ConfigError(where, f"data_ip {ip.value} is already used by node {addrs[ip.value].name!r}")
         if ip.value is not None:
             addrs[ip.value] = n
+    _derive_executor(values, nodes)
     tp = values["tensor_parallel_size"]
     if tp.value is None:
         pp = values["pipeline_parallel_size"].value or 1
@@ -323,6 +324,37 @@ def _derive_defaults(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
         values["served_model_name"] = Value(
             smn.setting, model.value, Source("default", f"derived from model ({model.source})"), smn.requested
         )
+
+
+def _derive_executor(values: dict[str, Value], nodes: list[NodeConfig]) -> None:
+    """solo on one node, ray on more, unless a layer asked; an executor that cannot run on this
+    many nodes is refused naming where it was asked (the node count is the fact that decides)."""
+    ex, count = values["executor"], len(nodes)
+    if ex.value is None:
+        derived = "solo" if count == 1 else "ray"
+        how = f"derived: {count} node(s)" + (", one node runs `vllm serve` alone" if count == 1 else "")
+        values["executor"] = Value(ex.setting, derived, Source("default", how), ex.requested)
+        return
+    if ex.value == "solo" and count > 1:
+        raise ConfigError(
+            ex.source.location,
+            f"executor solo runs `vllm serve` on one node, but this cluster has {count} "
+            f"({', '.join(n.name for n in nodes)}): use executor ray or native, or list one node",
+        )
+    if ex.value != "solo" and count == 1:
+        raise ConfigError(
+            ex.source.location,
+            f"executor {ex.value} spans two or more nodes, but this cluster has one ({nodes[0].name}): "
+            "leave executor unset (solo on one node: `vllm serve` without Ray or multi-node flags)",
+        )
+
+
+def _unused_by_executor(values: dict[str, Value]) -> list[str]:
+    """A value asked for that the executor has no use for is said, never silently dropped."""
+    ex, port = values["executor"], values["master_port"]
+    if ex.value == "solo" and port.source.layer != "default":
+        return [f"master_port {port.value} ({port.source}) is not used: executor solo has no master port"]
+    return []
 
 
 def _is_ipv4(text) -> bool:

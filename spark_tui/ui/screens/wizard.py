@@ -146,6 +146,10 @@ class WizardScreen(Screen):
         if self.step == "check":
             self.check_step.start_sync()
 
+    def action_fabric(self) -> None:
+        if self.step == "check":
+            self.check_step.start_fabric()
+
     def action_toggle_defaults(self) -> None:
         if self.step == "review" and not self.review_step.editing:
             self.review_step.toggle_defaults()

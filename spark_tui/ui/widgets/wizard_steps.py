@@ -226,8 +226,14 @@ class CheckStep(Step):
         self.run_check()
         self.query_one("#checks", DataTable).focus()
 
+    def start_fabric(self) -> None:
+        if self.running:
+            self.notify("the check is still running", severity="warning")
+            return
+        self.run_check(fabric=True)
+
     @work(exclusive=True, group="check")
-    async def run_check(self) -> None:
+    async def run_check(self, fabric: bool = False) -> None:
         self.running = True
         self.results, self.rows = [], set()
         table = self.query_one("#checks", DataTable)
@@ -238,7 +244,7 @@ class CheckStep(Step):
         self.summary()
         ok = False
         try:
-            await self.core.check(lambda r: self.post_message(CheckRowArrived(r)))
+            await self.core.check(lambda r: self.post_message(CheckRowArrived(r)), fabric=fabric)
             ok = True
         finally:
             self.post_message(JobDone("check", ok))
@@ -329,8 +335,8 @@ class CheckStep(Step):
         for s, n in counts.items():
             text.append(f"{n} {s}  ", style=STATUS_STYLE[s])
         text.append(
-            f"({self.key('refresh')}: run again, {self.key('wizard.sync')}: sync on a failed image/model row, "
-            f"{self.key('wizard.next')}: next)",
+            f"({self.key('refresh')}: run again, {self.key('wizard.fabric')}: also measure the data links, "
+            f"{self.key('wizard.sync')}: sync on a failed image/model row, {self.key('wizard.next')}: next)",
             style="dim",
         )
         self.query_one("#check-summary", Static).update(text)
