@@ -193,3 +193,26 @@ def test_the_raylet_names_the_node_of_a_worker_that_died():
     v = vllm.parse_text(read("raylet-worker-died-openrlhf621.txt"))
     line, origin = v.failure()
     assert origin == "172.19.24.110" and line.startswith("(raylet) A worker died or was killed")
+
+
+def test_a_ray_task_errors_remote_traceback_is_the_actors_node():
+    """The driver prints Ray's RayTaskError with the actor's traceback under it, ending in the
+    exception the actor raised: that OOM line is the actor's node's, not the driver's."""
+    head = "(EngineCore_DP0 pid=198) "
+    text = "\n".join(
+        [
+            head + "ERROR 12-03 17:20:00 [core.py:708] EngineCore failed to start.",
+            head + "RayTaskError(OutOfMemoryError): ray::RayWorkerWrapper.determine_available_memory() "
+            f"(pid=311, ip={WORKER_IP}, actor_id=7a7e28706e933f93da5fe49701000000, repr=<RayWorkerWrapper>)",
+            head
+            + '  File "/opt/venv/lib/python3.11/site-packages/vllm/standin/ray_executor.py", line 90, in x',
+            head + "    raise OutOfMemoryError(err)",
+            head + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.44 GiB.",
+            head + "ERROR 12-03 17:20:01 [core.py:710] something after",
+            head + "ValueError: the driver's own",
+        ]
+    )
+    v = vllm.parse_text(text)
+    line, origin = v.failure()
+    assert origin == WORKER_IP and "CUDA out of memory" in line
+    assert v.origins[head + "ValueError: the driver's own"] == ""  # the remote traceback ended

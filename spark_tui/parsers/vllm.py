@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from spark_tui.parsers.ray_lines import DIED_IP, origin_ip, unfold
+from spark_tui.parsers.ray_lines import DIED_IP, TASK_ERROR, origin_ip, unfold
 from spark_tui.parsers.text import strip_ansi
 from spark_tui.parsers.verdict import Verdict
 
@@ -85,6 +85,10 @@ ERROR_LINE = re.compile(
     r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:|RayTaskError\b|ActorDiedError:)"
     r"|^[\w. -]+: error: |A worker died or was killed"
 )
+# The process prefixes in front of a line (`(EngineCore_DP0 pid=7) `), and the last line of a
+# Python traceback (`torch.OutOfMemoryError: ...`, `ValueError`).
+PROC_PREFIX = re.compile(r"^(?:\s*\(\w+ pid=\d+(?:, ip=[\d.]+)?\) ?)+")
+REMOTE_END = re.compile(r"^[\w.]+(?:Error|Exception|Interrupt|Exit)\b")
 # The line that names the exception (not the traceback's frames).
 NAMED_ERROR = re.compile(r"\b\w+(?:Error|Exception)(?:\(\w+\))?: |: error: ")
 
@@ -241,6 +245,10 @@ class VllmParser:
     def __init__(self) -> None:
         self.summary = VllmSummary()
         self._died: tuple[str, int] | None = None  # an ActorDiedError waiting for its `ip:` line
+        # A RayTaskError's remote traceback follows it in the driver's output, ending in the
+        # exception the actor raised: those lines are the actor's node's (`ip=` of the error).
+        self._remote: str | None = None
+        self._here: str | None = None  # the remote node the current line belongs to
 
     def feed(self, line: str) -> None:
         # Ray's dedup suffix is not part of what the program printed (the prefix still names the node).
@@ -256,6 +264,9 @@ class VllmParser:
         s = self.summary
         if self._died is not None:
             self._actor_died(line)
+        self._here = None
+        if self._remote is not None:
+            self._remote_step(line)
         if "shards" in line:
             m = SHARDS.search(line)
             if m:
@@ -301,7 +312,7 @@ class VllmParser:
             if OOM.search(line) or "Tried to allocate" in line:
                 text = strip_ansi(line).strip()
                 s.oom.append(text)
-                s.origins.setdefault(text, origin_ip(text) or "")
+                s.origins.setdefault(text, origin_ip(text) or self._here or "")
                 m = STARTUP_FREE.search(line)
                 if m:
                     s.startup_memory = {k: v for k, v in m.groupdict().items() if v}
@@ -318,9 +329,22 @@ class VllmParser:
 
     def _error(self, text: str, line: str) -> None:
         self.summary.errors.append(text)
-        self.summary.origins.setdefault(text, origin_ip(strip_ansi(line)) or "")
+        self.summary.origins.setdefault(text, origin_ip(strip_ansi(line)) or self._here or "")
         if "ActorDiedError:" in text:
             self._died = (text, 0)
+        m = TASK_ERROR.search(text)
+        if m:
+            self._remote = m.group("ip")
+
+    def _remote_step(self, line: str) -> None:
+        """Whether this line is part of the remote traceback after a RayTaskError."""
+        body = PROC_PREFIX.sub("", strip_ansi(line), count=1)
+        if not body.strip() or body.startswith((" ", "\t", "Traceback (most recent call last)")):
+            self._here = self._remote  # a frame of the actor's traceback
+        elif REMOTE_END.match(body):
+            self._here, self._remote = self._remote, None  # the exception the actor raised
+        else:
+            self._remote = None
 
     def _actor_died(self, line: str) -> None:
         """Ray says which node a dead actor was on a few lines below ActorDiedError (`\tip: A`)."""
