@@ -420,3 +420,31 @@ def test_wizard_names_the_worker_whose_rank_failed(cluster, tmp_path):
             await pilot.press("q")
 
     asyncio.run(flow())
+
+
+def test_four_panes_each_say_their_nodes_nccl(cluster, tmp_path, run_cli):
+    """Four nodes under Ray: every pane says its own node's transport over its own address and its
+    ranks' init, though the workers' lines are all in the head's log."""
+    path = cluster.cluster_file(4, tmp_path / "c4.yaml")
+    code, out, err = run_cli(
+        "up", "--cluster", path, *tc.SANDBOX_FLAGS, "--executor", "ray", "-e", "SPARK_TEST_SHARD_DELAY=0.02"
+    )
+    assert code == 0, out + err
+    app = make_app(cluster, tmp_path, count=4, argv=("--executor", "ray"))
+
+    async def flow():
+        async with app.run_test(size=(160, 60)) as pilot:
+            for node in cluster.nodes[:4]:
+                await until(
+                    pilot,
+                    lambda n=node: (
+                        "this node: init complete (1/1 of its ranks)"
+                        in text_of(app.screen, f"#pane-{n.name} .pane-nccl")
+                    ),
+                    f"{node.name}'s NCCL in its pane",
+                )
+                pane = text_of(app.screen, f"#pane-{node.name} .pane-nccl")
+                assert f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}" in pane
+            await pilot.press("q")
+
+    asyncio.run(flow())
