@@ -86,6 +86,15 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
             group.add_argument(
                 *names, dest=s.dest, action=_Record, default=argparse.SUPPRESS, metavar=metavar, help=help_
             )
+        if s.file_flag:
+            group.add_argument(
+                s.file_flag,
+                dest=s.file_dest,
+                action=_Record,
+                default=argparse.SUPPRESS,
+                metavar="PATH",
+                help=f"{s.flag} read from file PATH (- for standard input): not in ps or shell history",
+            )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,9 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "images",
         "Every image on the nodes and what it can run: vLLM version, Ray, native multi-node, "
-        "the model's architecture (asked once per image ID, cached).",
+        "the model's architecture (asked once per image ID, cached; an image is asked by running "
+        "it in a confined container, by default only the effective image and images that look like vLLM).",
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="run every image to ask it, not only the effective one and those that look like vLLM",
+    )
     p = command(
         "sync",
         "Copy the effective image, or the model's cache entry, from a node that has it to the nodes "

@@ -10,9 +10,31 @@ from spark_tui import paths
 from spark_tui.settings.flags import load_config
 
 
-def _print_json(data) -> None:
-    json.dump(data, sys.stdout, indent=2, default=str)
+def _masked(data, redactor):
+    """`data` (dicts, lists, strings, numbers; anything else as its text) with every string masked
+    through the redactor: the one rule every JSON output follows. JSON escapes controls itself."""
+    if isinstance(data, str):
+        return redactor.mask(data) if redactor is not None else data
+    if isinstance(data, dict):
+        return {_masked(str(k), redactor): _masked(v, redactor) for k, v in data.items()}
+    if isinstance(data, (list, tuple, set, frozenset)):
+        return [_masked(v, redactor) for v in data]
+    if data is None or isinstance(data, (bool, int, float)):
+        return data
+    return _masked(str(data), redactor)
+
+
+def _print_json(data, redactor) -> None:
+    """Every `--json` output goes through here, masked by `redactor` (core/redact.py; None only
+    where no configuration is read: `diagnose`, whose pasted env is masked by name as it is parsed)."""
+    json.dump(_masked(data, redactor), sys.stdout, indent=2)
     sys.stdout.write("\n")
+
+
+def _redactor(config_of):
+    from spark_tui.core.redact import Redactor
+
+    return Redactor(config_of)
 
 
 def cmd_config(args) -> int:
@@ -20,7 +42,7 @@ def cmd_config(args) -> int:
 
     config = load_config(args)
     if args.json:
-        _print_json(report.as_dict(config))
+        _print_json(report.as_dict(config), _redactor(lambda: config))
     else:
         print(report.as_text(config))
     return 0
@@ -107,7 +129,7 @@ def cmd_diagnose(args) -> int:
     else:
         result = diagnose.analyse_many(inputs, args.kind)
     if args.json:
-        _print_json(result)
+        _print_json(result, None)
     else:
         print("\n".join(inert(line) for line in diagnose.as_text(result).splitlines()))
     return 0
@@ -138,7 +160,10 @@ def cmd_status(args) -> int:
         config, snaps = await with_detected(config, nodes)
         state = await cluster_state(config, nodes, snaps, nccl_seen)
         if args.json:
-            _print_json({"nodes": [dataclasses.asdict(s) for s in snaps], **dataclasses.asdict(state)})
+            _print_json(
+                {"nodes": [dataclasses.asdict(s) for s in snaps], **dataclasses.asdict(state)},
+                _redactor(lambda: config),
+            )
         else:
             print(render(snaps, config))
             print()
@@ -177,7 +202,7 @@ def cmd_images(args) -> int:
         nonlocal config
         async with Nodes(config) as nodes:
             config, snaps = await with_detected(config, nodes)  # ~ in the cache volume is the node's home
-            return snaps, await listing(config, nodes)
+            return snaps, await listing(config, nodes, run_all=args.all)
 
     snaps, found = asyncio.run(main())
     if args.json:
@@ -195,7 +220,8 @@ def cmd_images(args) -> int:
                     }
                     for e in found.entries
                 ],
-            }
+            },
+            _redactor(lambda: config),
         )
     else:
         print("\n".join(inert(line) for line in as_table(config, found.entries, found.model)))
@@ -240,7 +266,10 @@ def cmd_plan(args) -> int:
             d["volume_notes"] = plan.volume_notes(config.node(spec.node), spec)
             d["docker_run"] = spec.docker_run()
             data.append(d)
-        _print_json({"warnings": config.warnings, "unreachable": problems, "containers": data})
+        _print_json(
+            {"warnings": config.warnings, "unreachable": problems, "containers": data},
+            _redactor(lambda: config),
+        )
     else:
         for line in detected_lines(config):
             print(line, file=sys.stderr)
@@ -288,14 +317,9 @@ def _event_printer(as_json: bool, redactor):
     masked and inert."""
     import dataclasses
 
-    def masked(value):
-        if isinstance(value, str):
-            return redactor.mask(value)
-        return [masked(v) for v in value] if isinstance(value, list) else value
-
     def emit(event) -> None:
         if as_json:  # JSON escapes controls itself; secrets are masked all the same
-            fields = {k: masked(v) for k, v in dataclasses.asdict(event).items()}
+            fields = _masked(dataclasses.asdict(event), redactor)
             print(json.dumps({"event": type(event).__name__, **fields}), flush=True)
             return
         line = _event_line(event, redactor.show)
@@ -475,7 +499,10 @@ def cmd_check(args) -> int:
     results = asyncio.run(main())
     failed = [r for r in results if r.status == "fail"]
     if args.json:
-        _print_json({"ok": not failed, "results": [dataclasses.asdict(r) for r in results]})
+        _print_json(
+            {"ok": not failed, "results": [dataclasses.asdict(r) for r in results]},
+            _redactor(lambda: config),
+        )
     else:
         print(
             f"{len(results)} checks: {sum(r.status == 'pass' for r in results)} pass, "

@@ -39,12 +39,13 @@ def test_probe_output_that_is_not_an_answer_is_refused():
 
 
 def test_cache_survives_a_torn_or_foreign_file(tmp_path):
+    ab, cd, ef = ("sha256:" + x * 32 for x in ("ab", "cd", "ef"))
     cache = FactsCache(tmp_path)
-    cache.put(ImageFacts("sha256:ab", vllm="0.12.0"))
-    assert cache.get("sha256:ab").vllm == "0.12.0"
-    (tmp_path / "sha256-cd.json").write_text('{"image_id": "sha256:cd", "from_a_newer_version": 1}')
-    (tmp_path / "sha256-ef.json").write_text('{"image_id": ')
-    assert cache.get("sha256:cd") is None and cache.get("sha256:ef") is None
+    cache.put(ImageFacts(ab, vllm="0.12.0"))
+    assert cache.get(ab).vllm == "0.12.0"
+    (tmp_path / f"sha256-{'cd' * 32}.json").write_text(f'{{"image_id": "{cd}", "from_a_newer_version": 1}}')
+    (tmp_path / f"sha256-{'ef' * 32}.json").write_text('{"image_id": ')
+    assert cache.get(cd) is None and cache.get(ef) is None
 
 
 # --- on the namespace test cluster ----------------------------------------------------------

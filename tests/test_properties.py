@@ -117,9 +117,10 @@ def test_text_parsers_never_raise(t):
     )
 )
 def test_probe_sections_never_raise(sections):
-    output = "".join(f"{probes.MARK} {name}\n{body}\n" for name, body in sections.items())
-    probes.parse_probe(output, "10.0.0.1", None)
-    probes.parse_probe(output, None, "enp1s0f1np1")
+    mark = probes.new_marker()
+    output = "".join(f"{mark} {name}\n{body}\n" for name, body in sections.items())
+    probes.parse_probe(output, "10.0.0.1", None, mark)
+    probes.parse_probe(output, None, "enp1s0f1np1", mark)
 
 
 @SETTINGS
@@ -156,5 +157,6 @@ ip_item = st.fixed_dictionaries(
 def test_ip_json_shaped_output_with_any_values(items):
     import json
 
-    output = f"{probes.MARK} ip\n{json.dumps(items)}\n{probes.MARK} ibdev\nrocep1s0f1 port 1 ==> x (Up)\n"
-    probes.parse_probe(output, "10.0.0.1", None)
+    mark = probes.new_marker()
+    output = f"{mark} ip\n{json.dumps(items)}\n{mark} ibdev\nrocep1s0f1 port 1 ==> x (Up)\n"
+    probes.parse_probe(output, "10.0.0.1", None, mark)

@@ -3,13 +3,16 @@
 SSH nodes use asyncssh with host keys verified against known_hosts (strict by default;
 `accept-new` adds unknown keys, never changed ones). The node spark-tui runs on uses a
 local transport with the same interface. Remote commands are always argument lists,
-quoted with shlex for the remote shell.
+quoted with shlex and read by POSIX sh (SH_READ), whatever the user's login shell is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
+import hmac
 import os
 import secrets
 import shlex
@@ -36,6 +39,22 @@ PREFERRED_CIPHERS = [
     "aes256-ctr",
     "chacha20-poly1305@openssh.com",
 ]
+
+
+# What the SSH exec request carries for every command: POSIX sh, reading the command as the first
+# line of its stdin (`read` takes one byte at a time, so the rest of stdin is the command's). sshd
+# hands an exec request to the user's login shell, which may be tcsh or fish: this text means the
+# same in each of them, and the argument list's shlex quoting is read by sh, the shell it is for.
+SH_READ = "sh -c 'IFS= read -r c && eval \"$c\"'"
+
+
+def command_line(argv: list[str]) -> str:
+    """`argv` as one line of sh for SH_READ: shlex-quoted, `exec`ed (the program replaces sh), a
+    newline in an argument (shlex leaves it inside single quotes) written as "$nl"."""
+    text = "exec " + shlex.join(argv)
+    if "\n" in text:
+        text = "nl=$(printf '\\nx'); nl=${nl%x}; " + text.replace("\n", "'\"$nl\"'")
+    return text + "\n"
 
 
 # What a shell answers for a program it cannot run (POSIX): a remote command over SSH gets these
@@ -295,6 +314,7 @@ class SshTransport:
         return opts
 
     async def _open(self) -> asyncssh.SSHClientConnection:
+        self._known_hosts_file()
         try:
             return await asyncssh.connect(self.host, **self._options())
         except asyncssh.HostKeyNotVerifiable:
@@ -304,6 +324,28 @@ class SshTransport:
                 self.node.name,
                 f"cannot use known_hosts {self._options()['known_hosts']} "
                 f"or the key: {exc}; refusing to connect",
+            ) from None
+
+    def _known_hosts_file(self) -> None:
+        """A missing known_hosts: accept-new creates it (0600, its directory 0700, as ssh does for
+        ~/.ssh); strict mode says the file does not exist rather than "No such file or directory"."""
+        path = os.path.expanduser(self.node["known_hosts"])
+        if os.path.exists(path):
+            return
+        if self.node["host_key_policy"] != "accept-new":
+            raise HostKeyError(
+                self.node.name,
+                f"known_hosts {path} does not exist; refusing to connect. Create it with "
+                f"ssh-keyscan, or set host_key_policy: accept-new",
+            )
+        try:
+            os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass  # another connection created it meanwhile
+        except OSError as exc:
+            raise HostKeyError(
+                self.node.name, f"cannot create known_hosts {path}: {_reason(exc)}; refusing to connect"
             ) from None
 
     async def _host_key_problem(self) -> asyncssh.SSHClientConnection:
@@ -335,9 +377,12 @@ class SshTransport:
                 f"host key for {entry} is not in {path} (server offers {fingerprint}); refusing to connect. "
                 f"To accept it: ssh-keyscan -p {port} {host} >> {path}, or set host_key_policy: accept-new",
             )
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "a") as fh:
-            fh.write(f"{entry} {key.export_public_key('openssh').decode().strip()}\n")
+        with open(path, "a+") as fh:
+            fh.seek(0)
+            # A file of hashed names (HashKnownHosts yes) gets a hashed one: no address in clear.
+            hashed = any(line.startswith(HASHED) for line in fh)
+            name = _hashed_name(entry) if hashed else entry
+            fh.write(f"{name} {key.export_public_key('openssh').decode().strip()}\n")
         return await asyncssh.connect(self.host, **self._options())
 
     async def run(self, argv: list[str], stdin: str | None = None, timeout: float | None = 30) -> Result:
@@ -345,7 +390,7 @@ class SshTransport:
         async with self._sessions:
             try:
                 start = time.monotonic()
-                proc = await asyncio.wait_for(self._run_once(shlex.join(argv), stdin), timeout)
+                proc = await asyncio.wait_for(self._run_once(argv, stdin), timeout)
                 self.rtt_ms = (time.monotonic() - start) * 1000
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()
@@ -357,9 +402,13 @@ class SshTransport:
             _signal_name(proc.exit_signal),
         )
 
-    async def _run_once(self, command: str, stdin: str | None) -> asyncssh.SSHCompletedProcess:
-        proc = await self.live().create_process(command, input=stdin)
+    async def _run_once(self, argv: list[str], stdin: str | None) -> asyncssh.SSHCompletedProcess:
+        proc = await self.live().create_process(SH_READ)
         try:
+            proc.stdin.write(command_line(argv))
+            if stdin is not None:
+                proc.stdin.write(stdin)
+                proc.stdin.write_eof()
             return await proc.wait(check=False)
         finally:
             # On a timeout or a cancel too: asyncssh's own run() leaves the session open and the
@@ -372,7 +421,8 @@ class SshTransport:
         await self.connect()
         async with self._sessions:
             try:
-                proc = await self.live().create_process(shlex.join(argv))
+                proc = await self.live().create_process(SH_READ)
+                proc.stdin.write(command_line(argv))
 
                 async def feed() -> None:
                     try:
@@ -519,6 +569,16 @@ async def _known_keys(node: str, path: str, host: str, port: int) -> list:
         matched = known.match(host, addr, None if port == 22 else port)
         found += [key for keys in matched for key in keys]
     return found
+
+
+HASHED = "|1|"  # a hashed known_hosts name: |1|base64(salt)|base64(HMAC-SHA1(salt, name))
+
+
+def _hashed_name(name: str) -> str:
+    """`name` as OpenSSH hashes it in known_hosts (hostfile.c host_hash)."""
+    salt = os.urandom(20)
+    digest = hmac.new(salt, name.encode(), hashlib.sha1).digest()
+    return f"{HASHED}{base64.b64encode(salt).decode()}|{base64.b64encode(digest).decode()}"
 
 
 def _signal_name(exit_signal: tuple | None) -> str | None:

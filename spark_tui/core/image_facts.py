@@ -4,9 +4,14 @@ on), its transformers version and the architectures its vLLM model registry list
 
 Asked on the node that holds the image, through that node's Docker engine, never pulling:
 `docker image inspect` first (no container); then one short container of the image running
-PROBE with the image's own python3 (no network, removed afterwards); an image without python3
-is asked `vllm --version` and `ray --version` instead. Answers depend only on the image ID, so
-they are cached on disk per ID: a second look costs no container start.
+PROBE with the image's own python3; an image without python3 is asked `vllm --version` and
+`ray --version` instead. Answers depend only on the image ID, so they are cached on disk per ID:
+a second look costs no container start.
+
+Running an image runs its author's code: only images that look like vLLM are run unless every one
+is asked for (`images --all`), and the container is confined (CONFINED: no network, no
+capabilities, no new privileges, a read-only root, pids, memory, CPU and log limits; its output
+read up to OUTPUT_CAP).
 """
 
 from __future__ import annotations
@@ -48,6 +53,24 @@ except Exception as exc:
 print("{FACTS_MARK} " + json.dumps(out))
 """
 VERSION = re.compile(r"\d+(?:\.\d+)+")
+# The probe container's limits: importing vLLM's model registry imports torch (~1-2 GB, a thread
+# per core); a fork bomb, a memory hog or a log flood stops at these.
+CONFINED = dict(
+    network_disabled=True,
+    network_mode="none",
+    cap_drop=["ALL"],
+    security_opt=["no-new-privileges"],
+    read_only=True,
+    tmpfs={"/tmp": "rw,noexec,nosuid,size=64m"},
+    pids_limit=512,
+    mem_limit="4g",
+    memswap_limit="4g",
+    nano_cpus=2_000_000_000,
+    log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
+)
+OUTPUT_CAP = 1 << 20  # bytes of the probe's output read back
+NOT_RUN = "not run: only the effective image and images that look like vLLM are (images --all runs every one)"
+IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")  # what an engine's image `Id` is; the cache's file name
 
 
 @dataclass
@@ -122,21 +145,37 @@ def merge_probe(facts: ImageFacts, output: str) -> bool:
 
 
 def _run(client: docker.DockerClient, image_id: str, entrypoint: str, args: list[str]) -> tuple[int, str]:
-    """Run the image once with `entrypoint args`: (exit code, output). No network, no pull, removed.
-    Raises docker.errors.APIError when the program is not in the image."""
+    """Run the image once with `entrypoint args`, confined: (exit code, output up to OUTPUT_CAP).
+    No pull, removed afterwards. Raises docker.errors.APIError when the program is not in the image."""
     container = client.containers.create(
-        image_id,
-        entrypoint=[entrypoint],
-        command=args,
-        network_disabled=True,
-        labels={"spark-tui.probe": "1"},
+        image_id, entrypoint=[entrypoint], command=args, labels={"spark-tui.probe": "1"}, **CONFINED
     )
     try:
         container.start()
         code = container.wait(timeout=PROBE_TIMEOUT).get("StatusCode", -1)
-        return code, container.logs().decode("utf-8", errors="replace")
+        return code, _capped_logs(container)
     finally:
         container.remove(force=True)
+
+
+def _capped_logs(container) -> str:
+    out = bytearray()
+    stream = container.logs(stream=True, follow=False)
+    try:
+        for chunk in stream:
+            out += chunk[: OUTPUT_CAP - len(out)]
+            if len(out) >= OUTPUT_CAP:
+                break
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    return out.decode("utf-8", errors="replace")
+
+
+def looks_like_vllm(ref: str, facts: ImageFacts) -> bool:
+    """By its name, or by a vLLM version its label or ENV states (what inspect alone shows)."""
+    return "vllm" in ref.lower() or facts.vllm is not None
 
 
 def _missing(exc: docker.errors.APIError) -> bool:
@@ -173,37 +212,87 @@ def probe(client: docker.DockerClient, attrs: dict) -> ImageFacts:
     return facts
 
 
+def _str_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# The type of every ImageFacts field as the cache file must hold it (None allowed where the field
+# is optional): a cached file is read back only when each field has its type.
+_FIELD_OK = {
+    "image_id": lambda v: isinstance(v, str),
+    "entrypoint": lambda v: v is None or _str_list(v),
+    "cmd": lambda v: v is None or _str_list(v),
+    "vllm": lambda v: v is None or isinstance(v, str),
+    "vllm_from": lambda v: isinstance(v, str),
+    "ray": lambda v: v is None or isinstance(v, bool),
+    "ray_version": lambda v: v is None or isinstance(v, str),
+    "transformers": lambda v: v is None or isinstance(v, str),
+    "archs": lambda v: v is None or _str_list(v),
+    "python": lambda v: v is None or isinstance(v, bool),
+    "notes": _str_list,
+}
+
+
 class FactsCache:
-    """ImageFacts on disk, one JSON file per image ID (under the XDG cache dir)."""
+    """ImageFacts on disk, one JSON file per image ID (under the XDG cache dir, mode 0700).
+
+    The ID comes from a node's engine, so it names a file only when it is `sha256:<64 hex>`
+    (`../../x` would name one outside the directory); a file is read back only with every field
+    of its type, for this very ID (anything else: ask the image again)."""
 
     def __init__(self, directory: str | os.PathLike):
         self.dir = Path(directory)
 
-    def _path(self, image_id: str) -> Path:
+    def _path(self, image_id: str) -> Path | None:
+        if not IMAGE_ID.fullmatch(image_id):
+            return None
         return self.dir / (image_id.replace(":", "-") + ".json")
 
     def get(self, image_id: str) -> ImageFacts | None:
+        path = self._path(image_id)
+        if path is None:
+            return None
         try:
-            data = json.loads(self._path(image_id).read_text())
-            return ImageFacts(**data)
-        except (OSError, ValueError, TypeError):
-            return None  # absent, or written by another version: ask the image again
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None  # absent or torn
+        if (
+            not isinstance(data, dict)
+            or set(data) != set(_FIELD_OK)  # written by another version
+            or not all(ok(data[name]) for name, ok in _FIELD_OK.items())
+            or data["image_id"] != image_id
+        ):
+            return None
+        return ImageFacts(**data)
 
     def put(self, facts: ImageFacts) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self._path(facts.image_id)
+        if path is None:
+            return  # not an ID an engine gives: never a file name
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
         with os.fdopen(fd, "w") as f:
             json.dump(asdict(facts), f)
-        os.replace(tmp, self._path(facts.image_id))  # whole or not at all
+        os.replace(tmp, path)  # whole or not at all
 
 
-def facts_for(client: docker.DockerClient, ref: str, cache: FactsCache) -> ImageFacts:
+def facts_for(
+    client: docker.DockerClient, ref: str, cache: FactsCache, run: bool | None = True
+) -> ImageFacts:
     """The facts of the image `ref` names on this engine: cached by ID, else asked once.
+    `run`: True runs the image; None only when it looks like vLLM; otherwise (and False) what
+    inspect shows, with NOT_RUN among the notes, not cached.
     Raises docker.errors.ImageNotFound when the engine does not hold it (nothing is pulled)."""
     attrs = client.images.get(ref).attrs
     cached = cache.get(attrs.get("Id", ""))
     if cached is not None:
         return cached
+    if run is None:
+        run = looks_like_vllm(ref, from_attrs(attrs))
+    if not run:
+        facts = from_attrs(attrs)
+        facts.notes.append(NOT_RUN)
+        return facts
     facts = probe(client, attrs)
     cache.put(facts)
     return facts

@@ -62,14 +62,19 @@ class ImageListing:
 
 
 async def listing(
-    config: Config, nodes: Nodes, rows: list[ImageRow] | None = None, cache: FactsCache | None = None
+    config: Config,
+    nodes: Nodes,
+    rows: list[ImageRow] | None = None,
+    cache: FactsCache | None = None,
+    run_all: bool = False,
 ) -> ImageListing:
     """Every image on the nodes (`rows`, else listed now) with its facts, and the chosen model's
-    architectures."""
+    architectures. Images are run (a confined container each, once per ID) when they are the
+    effective image or look like vLLM; `run_all` runs every one."""
     if rows is None:
         rows = await Monitor(config, nodes).images()
     found, model = await asyncio.gather(
-        entries(config, nodes, rows, cache or default_cache()),
+        entries(config, nodes, rows, cache or default_cache(), run_all),
         first_model_config(nodes, list(config.nodes), config["model"]),
     )
     return ImageListing(found, model)
@@ -85,7 +90,9 @@ def yes_no(value: bool | None, yes: str = "yes", no: str = "no") -> str:
     return "?" if value is None else yes if value else no
 
 
-async def entries(config: Config, nodes: Nodes, rows: list[ImageRow], cache: FactsCache) -> list[ImageEntry]:
+async def entries(
+    config: Config, nodes: Nodes, rows: list[ImageRow], cache: FactsCache, run_all: bool = False
+) -> list[ImageEntry]:
     """Facts for every row, asked on a node holding the image (cached rows cost no container)."""
     limits = {n.name: asyncio.Semaphore(PARALLEL_PER_NODE) for n in config.nodes}
     effective = config["image"]
@@ -100,7 +107,8 @@ async def entries(config: Config, nodes: Nodes, rows: list[ImageRow], cache: Fac
             try:
                 async with limits[node]:
                     client = await nodes.engine(node)
-                    entry.facts = await asyncio.to_thread(facts_for, client, row.ref, cache)
+                    run = True if run_all or entry.effective else None  # None: if it looks like vLLM
+                    entry.facts = await asyncio.to_thread(facts_for, client, row.ref, cache, run)
                 return entry
             except docker.errors.ImageNotFound:
                 entry.error = f"gone from {node}"

@@ -162,6 +162,8 @@ class Launch:
             self.emit(Failed("interrupted"))
             await asyncio.shield(self.rollback())
             raise
+        except Exception as exc:  # a bug of ours, or an answer nobody foresaw: still roll back
+            self.emit(Failed(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); rolled back"))
         await self.rollback()
         return False
 

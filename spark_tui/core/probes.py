@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import ipaddress
+import secrets
 import time
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.core.labels import CLUSTER as CLUSTER_LABEL
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.docker_text import looks_like_inference
+from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
 
 GPU_FIELDS = [
     "index",
@@ -29,7 +31,7 @@ GPU_FIELDS = [
     "memory.total",
 ]
 APP_FIELDS = ["pid", "process_name", "used_memory"]
-MARK = "@@spark-tui@@"
+APP_LINE = "|"  # each line of --query-compute-apps output starts with it: no line there is a marker
 
 # Runs in the node's long-lived `sh`; every command tolerates its tool being absent. Costs that
 # are paid on every node at every refresh are kept down on purpose:
@@ -39,9 +41,16 @@ MARK = "@@spark-tui@@"
 #   script runs as a shell function in the session, not in a subshell, so the variable stays);
 # - the output is collected and written at once: line by line it became ~20 SSH packets per node,
 #   each one paid by sshd and by the client.
+# Sections start with a marker line. The marker is random for each call ($1, see snapshot()): a
+# GPU process name is chosen by any user of the node and nvidia-smi prints its newlines raw, so a
+# fixed marker let a name start a section of its own (`home`, where `~` points). Process lines are
+# prefixed besides, and each section is taken once.
 PROBE_SCRIPT = f"""
 [ -n "$_spt_uname" ] || _spt_uname=$(uname -m -r)
-m() {{ echo "{MARK} $1"; }}
+_spt_mark=$1
+_spt_nl='
+'
+m() {{ echo "$_spt_mark $1"; }}
 _spt_out=$(
 m hostname; read -r h </proc/sys/kernel/hostname && echo "$h"
 m uname; echo "$_spt_uname"
@@ -55,7 +64,9 @@ m ibdev; if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev; else
 m speed; for f in /sys/class/net/*/speed; do v=; read -r v <"$f" && echo "${{f#/sys/class/net/}} $v"; done
 m smi; if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits;
-  m apps; nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits; else echo NO_NVIDIA_SMI; fi
+  m apps; _a=$(nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits)
+  while [ -n "$_a" ]; do _l=${{_a%%"$_spt_nl"*}}; printf '{APP_LINE}%s\\n' "$_l";
+    [ "$_l" = "$_a" ] && break; _a=${{_a#*"$_spt_nl"}}; done; else echo NO_NVIDIA_SMI; fi
 m meminfo; {{ read -r a; read -r b; read -r c; read -r d; read -r e; }} </proc/meminfo; printf '%s\\n' "$a" "$b" "$c" "$d" "$e"
 m ibdir; [ -d /dev/infiniband ] && echo yes || echo no
 )
@@ -155,20 +166,29 @@ class NodeSnapshot:
         return next((i for i in self.interfaces.values() if i.is_data), None)
 
 
-def split_sections(text: str) -> dict[str, str]:
+def new_marker() -> str:
+    """A section marker for one probe call: unguessable by whatever the node prints."""
+    return f"@@spark-tui-{secrets.token_hex(8)}@@"
+
+
+def split_sections(text: str, mark: str) -> dict[str, str]:
+    """Sections under `mark` lines; a section seen twice keeps its first body (a second one, and
+    what follows it up to the next marker, is dropped)."""
     out: dict[str, list[str]] = {}
-    current = None
+    current: list[str] | None = None
     for line in text.splitlines():
-        if line.startswith(MARK):
-            current = line[len(MARK) + 1 :].strip()
-            out[current] = []
+        if line.startswith(mark + " "):
+            name = line[len(mark) + 1 :].strip()
+            current = None if name in out else out.setdefault(name, [])
         elif current is not None:
-            out[current].append(line)
+            current.append(line)
     return {k: "\n".join(v) for k, v in out.items()}
 
 
-def parse_probe(text: str, data_ip: str | None, netdev: str | None) -> tuple[HostInfo, dict, list, GpuState]:
-    sec = split_sections(text)
+def parse_probe(
+    text: str, data_ip: str | None, netdev: str | None, mark: str
+) -> tuple[HostInfo, dict, list, GpuState]:
+    sec = split_sections(text, mark)
     uname = sec.get("uname", "").split()
     host = HostInfo(
         sec.get("hostname", "").strip(), uname[1] if len(uname) > 1 else "", uname[0] if uname else ""
@@ -233,7 +253,7 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
             str(a["process_name"]),
             int(a["used_memory"]) if a["used_memory"] is not None else None,
         )
-        for a in gpu.parse_csv(sec.get("apps", ""), APP_FIELDS)
+        for a in gpu.parse_csv(_app_lines(sec.get("apps", "")), APP_FIELDS)
     ]
     state = GpuState(True, gpus=gpus, processes=procs)
     if any(not g.memory_supported for g in gpus):
@@ -241,11 +261,19 @@ def parse_gpu_sections(sec: dict[str, str]) -> GpuState:
     return state
 
 
+def _app_lines(text: str) -> str:
+    """The --query-compute-apps lines the script prefixed, without their prefix."""
+    return "\n".join(line[len(APP_LINE) :] for line in text.splitlines() if line.startswith(APP_LINE))
+
+
 async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeSnapshot:
     """One refresh of one node: the probe script, then Docker over the tunnel. Never raises."""
     snap = NodeSnapshot(node_cfg.name, False, taken_at=time.time())
+    mark = new_marker()
     try:
-        output = await transport.run_script(PROBE_SCRIPT, timeout=node_cfg["connect_timeout"] + 20)
+        output = await transport.run_script(
+            PROBE_SCRIPT, args=(mark,), timeout=node_cfg["connect_timeout"] + 20
+        )
     except NodeError as exc:
         snap.error = why(exc)
         return snap
@@ -255,7 +283,7 @@ async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeS
     snap.reachable = True
     snap.rtt_ms = transport.rtt_ms
     snap.host, snap.interfaces, snap.roce, snap.gpu = parse_probe(
-        output, node_cfg["data_ip"], node_cfg["netdev"]
+        output, node_cfg["data_ip"], node_cfg["netdev"], mark
     )
     try:
         url = await transport.docker_url()
@@ -315,7 +343,7 @@ def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerSt
                 started_at=state.get("StartedAt", ""),
                 restart_count=attrs.get("RestartCount", 0),
                 labels=attrs["Config"].get("Labels") or {},
-                env=(attrs["Config"].get("Env") or []) if own else None,
+                env=_masked_env(attrs["Config"].get("Env") or []) if own else None,
                 command=(attrs["Config"].get("Entrypoint") or []) + (attrs["Config"].get("Cmd") or [])
                 if own
                 else None,
@@ -324,6 +352,16 @@ def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerSt
                 else None,
             )
         )
+    return out
+
+
+def _masked_env(env: list[str]) -> list[str]:
+    """`NAME=value` with secret-named values masked: a container may hold a secret the current
+    configuration no longer knows (an old token), which the redactor cannot mask by value."""
+    out = []
+    for item in env:
+        name, sep, _ = item.partition("=")
+        out.append(f"{name}={SECRET_MASK}" if sep and SECRET_NAME.search(name) else item)
     return out
 
 

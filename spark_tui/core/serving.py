@@ -13,6 +13,8 @@ from spark_tui.core.connection import Transport
 from spark_tui.core.errors import NodeError
 from spark_tui.settings.resolve import Config
 
+ANSWER_CAP = 1 << 20  # bytes read of an HTTP answer: a model list is a few kB
+
 
 @dataclass
 class Serving:
@@ -30,6 +32,15 @@ def endpoint(config: Config) -> str:
     return f"http://{host}:{config['vllm_port']}/v1"
 
 
+def listed_models(body: bytes) -> list[str]:
+    """The model ids of a /v1/models answer; a body of any other shape lists none."""
+    answer = json.loads(body)
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list):
+        return []
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
 async def ask(config: Config, transport: Transport) -> Serving:
     head, port, model = config.head, config["vllm_port"], config["served_model_name"] or ""
     target = head["data_ip"] or "127.0.0.1"
@@ -43,12 +54,11 @@ async def ask(config: Config, transport: Transport) -> Serving:
 
         def get(path):
             with urllib.request.urlopen(base + path, timeout=5) as resp:
-                return resp.status, resp.read()
+                return resp.status, resp.read(ANSWER_CAP)  # the server's size, not ours to trust
 
         status, _ = await asyncio.to_thread(get, "/health")
         status2, body = await asyncio.to_thread(get, "/v1/models")
-        data = json.loads(body).get("data", []) if status2 == 200 else []
-        out.listed = [str(m.get("id")) for m in data if isinstance(m, dict)]
+        out.listed = listed_models(body) if status2 == 200 else []
         out.ready = status == 200 and model in out.listed
         out.detail = (
             "serving"

@@ -45,6 +45,8 @@ def template() -> str:
             continue  # user-config only
         value = "" if s.default in (None, [], {}) else s.kind.show(s.default)
         doc = f"# {s.doc}" + (f"  (env {s.env}, flag {s.flag})" if s.env else "")
+        if s.file_env:
+            doc += f"\n# or from a file: env {s.file_env}=PATH, flag {s.file_flag} PATH (- for stdin)"
         if s.scope == "node":
             node_lines += [f"  #   {doc}", f"  #   {s.key}: {value or '...'}"]
             continue

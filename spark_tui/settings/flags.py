@@ -10,7 +10,7 @@ import argparse
 import os
 
 from spark_tui.errors import ConfigError
-from spark_tui.settings import kinds
+from spark_tui.settings import kinds, secret_file
 from spark_tui.settings.registry import CLUSTER_SETTINGS
 
 
@@ -19,6 +19,10 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, tuple[object, str]
     out: dict[str, tuple[object, str]] = {}
     for s in CLUSTER_SETTINGS:
         given = getattr(args, s.dest, None)
+        files = getattr(args, s.file_dest, None) if s.file_flag else None
+        if files:
+            out[s.key] = _from_file(s, files, bool(given))
+            continue
         if not given:
             continue
         flag = given[-1][1]
@@ -40,6 +44,20 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, tuple[object, str]
             raise ConfigError(flag, str(exc)) from None
         out[s.key] = (value, flag)
     return out
+
+
+def _from_file(s, files: list[tuple[str, str]], also_value: bool) -> tuple[object, str]:
+    """A secret given as `--x-file PATH`: its value, and the file as where it came from."""
+    if also_value:
+        raise ConfigError(s.file_flag, f"give {s.flag} or {s.file_flag}, not both")
+    if len({p for p, _ in files}) > 1:
+        raise ConfigError(s.file_flag, f"given {len(files)} times with different files; give it once")
+    text, where = secret_file.read(files[-1][0], s.file_flag)
+    try:
+        value = s.kind.from_text(text)
+    except ValueError as exc:
+        raise ConfigError(s.file_flag, f"{where}: {exc}") from None
+    return value, where if where.startswith(s.file_flag) else f"{s.file_flag} {where}"
 
 
 def _one_pair(kind: kinds.EnvMap, item: str) -> dict:

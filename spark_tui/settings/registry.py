@@ -52,6 +52,20 @@ class Setting:
     def dest(self) -> str:
         return "set_" + self.key.replace(".", "_")
 
+    # A secret also has a file form (settings/secret_file.py): the value is then in no argv and
+    # no shell history. `-` is standard input.
+    @property
+    def file_env(self) -> str | None:
+        return self.env + "_FILE" if self.secret and self.env else None
+
+    @property
+    def file_flag(self) -> str | None:
+        return self.flag + "-file" if self.secret and self.flag else None
+
+    @property
+    def file_dest(self) -> str:
+        return self.dest + "_file"
+
     @property
     def yaml_key(self) -> str:
         return f"nodes[].{self.key}" if self.scope == "node" else self.key
@@ -242,7 +256,11 @@ SETTINGS: tuple[Setting, ...] = (
         per_node=True,
     ),
     _s(
-        "hf_token", k.Str(), None, "Hugging Face token passed as HF_TOKEN (secret, never shown).", secret=True
+        "hf_token",
+        k.Str(),
+        None,
+        "Hugging Face token passed as HF_TOKEN (secret, never shown; the file form keeps it out of ps and shell history).",
+        secret=True,
     ),
     # --- the model and vLLM ---
     _s(
@@ -334,6 +352,7 @@ NODE_SETTINGS = tuple(s for s in SETTINGS if s.scope == "node" or s.per_node)
 BY_KEY = {s.key: s for s in CLUSTER_SETTINGS}
 NODE_BY_KEY = {s.key: s for s in NODE_SETTINGS}
 BY_ENV = {s.env: s for s in CLUSTER_SETTINGS}
+BY_FILE_ENV = {s.file_env: s for s in CLUSTER_SETTINGS if s.file_env}
 
 # Environment variables that look like settings but are not read by spark-tui.
 # Each is what some launcher script or habit uses for a spark-tui setting.
@@ -386,9 +405,14 @@ def markdown_table() -> str:
             else ""
         )
         doc = s.doc + (" **secret**" if s.secret else "")
+        env = f"`{s.env}`" if s.env else "—"
+        flag = f"`{flag}`" if s.flag else "—"
+        if s.file_env and s.file_flag:  # the file form: PATH, or - for standard input
+            env += f", `{s.file_env}=PATH`"
+            flag += f", `{s.file_flag} PATH`"
         rows.append(
-            f"| `{s.yaml_key}` | {('`' + s.env + '`') if s.env else '—'} | "
-            f"{('`' + flag + '`') if s.flag else '—'} | {('`' + default + '`') if default != '—' else '—'} | "
+            f"| `{s.yaml_key}` | {env} | "
+            f"{flag} | {('`' + default + '`') if default != '—' else '—'} | "
             f"{per_node} | {doc.replace('|', '/')} |"
         )
     return "\n".join(rows)

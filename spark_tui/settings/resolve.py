@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from spark_tui import paths
 from spark_tui.errors import ConfigError
-from spark_tui.settings import kinds, yamlfile
+from spark_tui.settings import kinds, secret_file, yamlfile
 from spark_tui.settings.container_env import derive_container_env
 from spark_tui.settings.lookalike import lookalike_warnings
 from spark_tui.settings.model import (  # the data model; its users may import it from here too
@@ -32,6 +32,7 @@ from spark_tui.settings.model import (  # the data model; its users may import i
 )
 from spark_tui.settings.registry import (
     BY_ENV,
+    BY_FILE_ENV,
     BY_KEY,
     CLUSTER_SETTINGS,
     ENV_PREFIX,
@@ -39,6 +40,8 @@ from spark_tui.settings.registry import (
     NODE_SETTINGS,
     Setting,
 )
+
+SECRET_KEYS = [s.key for s in CLUSTER_SETTINGS if s.secret]
 
 # ---------------------------------------------------------------------------
 
@@ -48,6 +51,7 @@ def resolve(inputs: Inputs) -> Config:
     requests: dict[str, list[Candidate]] = {s.key: [] for s in CLUSTER_SETTINGS}
     node_requests: list[dict[str, list[Candidate]]] = []
     node_docs: list[tuple[yamlfile.YamlDoc, int]] = []
+    secret_docs: list[tuple[str, yamlfile.YamlDoc]] = []  # files read, told when others can read a secret
 
     for s in CLUSTER_SETTINGS:
         requests[s.key].append(Candidate(s.default, Source("default", "default")))
@@ -58,6 +62,7 @@ def resolve(inputs: Inputs) -> Config:
     if user_path and os.path.exists(user_path):
         doc = yamlfile.load(user_path)
         files.append(user_path)
+        secret_docs.append((user_path, doc))
         _read_settings(doc, "user", requests, allow_nodes=False)
 
     env_values = _read_environ(inputs.environ)
@@ -75,6 +80,7 @@ def resolve(inputs: Inputs) -> Config:
                 raise ConfigError(cluster_where, f"cluster file {cluster_path}: {exc.message}") from None
             raise
         files.append(cluster_path)
+        secret_docs.append((cluster_path, doc))
         _read_settings(doc, "cluster", requests, allow_nodes=True)
         for index, entry in enumerate(_node_entries(doc)):
             node_requests.append(_read_node(doc, index, entry))
@@ -98,6 +104,10 @@ def resolve(inputs: Inputs) -> Config:
     for n in nodes:
         n.container_env = derive_container_env(n, values, nodes)
     warnings = lookalike_warnings(inputs.environ, values) + _unused_by_executor(values)
+    for path, doc in secret_docs:
+        warned = secret_file.readable_by_others(path, [k for k in SECRET_KEYS if k in doc.data])
+        if warned:
+            warnings.append(warned)
     return Config(values, nodes, warnings, files, inputs)
 
 
@@ -213,6 +223,16 @@ def _read_environ(environ: Mapping[str, str]) -> dict[str, Candidate]:
     out = {}
     for name, text in environ.items():
         if not name.startswith(ENV_PREFIX):
+            continue
+        secret = BY_FILE_ENV.get(name)
+        if secret is not None:  # a secret's file form (settings/secret_file.py)
+            if secret.env in environ:
+                raise ConfigError(name, f"set {secret.env} or {name}, not both")
+            value, where = secret_file.read(text, name)
+            try:
+                out[secret.key] = Candidate(secret.kind.from_text(value), Source("env", f"{name}={where}"))
+            except ValueError as exc:
+                raise ConfigError(name, f"{where}: {exc}") from None
             continue
         setting = BY_ENV.get(name)
         if setting is None:

@@ -354,6 +354,25 @@ class Cluster:
                 run(node.nsenter("umount", f"/proc/{name}"), check=False)
                 path.unlink()
 
+    def set_login_shell(self, node: Node, shell: str | None) -> None:
+        """root's login shell on the node (tcsh, fish: shells that are not POSIX sh), by an
+        /etc/passwd bind-mounted in the node's own mount namespace, which its sshd reads at each
+        login; None: the machine's own /etc/passwd again."""
+        path = Path(node.dir) / "fake-passwd"
+        if shell is None:
+            if path.exists():
+                run(node.nsenter("umount", "/etc/passwd"), check=False)
+                path.unlink()
+            return
+        lines = []
+        for line in Path("/etc/passwd").read_text().splitlines():
+            fields = line.split(":")
+            lines.append(":".join(fields[:6] + [shell]) if fields[0] == "root" else line)
+        fresh = not path.exists()
+        path.write_text("\n".join(lines) + "\n")
+        if fresh:
+            run(node.nsenter("mount", "--bind", str(path), "/etc/passwd"))
+
     def rate_limit(self, node: Node, rate: str) -> None:
         """Traffic towards the node limited to `rate` (tbf, e.g. "8mbit"); clear_netem removes it."""
         run(
