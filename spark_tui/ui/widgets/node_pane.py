@@ -144,9 +144,10 @@ def containers_text(view: NodeView) -> Text:
 def nccl_text(view: NodeView) -> Text:
     t = _text()
     s, net = view.nccl, view.nccl_net
-    if net is not None and (net.transport is not None or net.hcas or net.folded):
+    if net is not None and (net.transport is not None or net.hcas or net.folded or net.dedup):
         # The transport, even when this node's lines are in another log (a Ray worker's are the head's).
-        t.append(inert(net.text()), style="yellow" if net.level == "warn" or net.folded else "bold")
+        folded = net.transport is None and (net.folded or net.dedup)  # said why it is not known
+        t.append(inert(net.text()), style="yellow" if net.level == "warn" or folded else "bold")
     elif s is None:
         t.append("NCCL: no spark-tui container log yet", style="dim")
         return t
