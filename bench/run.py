@@ -309,6 +309,10 @@ def run(
     from bench import cockpit
 
     results["pane_render"] = cockpit.bench_pane_render(20 if quick else 200)
+    from bench import serving
+
+    results["serving_scrape"] = serving.bench_scrape(20 if quick else 200)
+    results["serving_keys"] = serving.bench_serving_keys(2.0 if quick else 20.0)
     results["logs_screen"] = cockpit.bench_logs(
         10_000 if quick else 1_000_000,
         flood_seconds=0.5 if quick else 10.0,
@@ -472,6 +476,17 @@ def run(
             [
                 ["text sections", "with the memory plot", "plot / text"],
                 [pr["text_ms"], pr["with_plot_ms"], pr["plot_over_text"]],
+            ],
+        )
+    )
+    print(table(*serving.scrape_table(results["serving_scrape"])))
+    sk = results["serving_keys"]
+    print(
+        table(
+            f"serving screen: key latency while scraping every {sk['scrape_interval_s']} s ({sk['scrapes']} scrapes)",
+            [
+                ["key p50 (ms)", "p95", "max", "presses"],
+                [sk["key_p50_ms"], sk["key_p95_ms"], sk["key_max_ms"], sk["key_presses"]],
             ],
         )
     )

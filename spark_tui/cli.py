@@ -197,6 +197,35 @@ def build_parser() -> argparse.ArgumentParser:
         "--lines", type=int, default=200, metavar="N", help="log lines per container (default 200)"
     )
     p.add_argument("--fabric", action="store_true", help="the check section measures the data links too")
+    p = command(
+        "bench",
+        "Measure what the running cluster serves (streamed completions at each concurrency level: TTFT, ITL, "
+        "tokens/s, errors) and keep the result with its provenance; compare with earlier runs.",
+    )
+    p.add_argument("--concurrency", default="1,4,16", metavar="LIST", help="levels, e.g. 1,4,16 (default)")
+    p.add_argument("--prompt-tokens", type=int, default=256, metavar="N", help="prompt length (default 256)")
+    p.add_argument(
+        "--output-tokens", type=int, default=128, metavar="N", help="tokens per answer (default 128)"
+    )
+    p.add_argument("--duration", type=float, metavar="S", help="seconds per level (default 20)")
+    p.add_argument("--requests", type=int, metavar="N", help="requests per level, instead of --duration")
+    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="set the run against the previous one with the same setup and the last one with another image "
+        "or configuration, with what differs",
+    )
+    p.add_argument("--history", action="store_true", help="list recorded runs (no load is sent)")
+    p.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        help="record a `vllm bench serve --save-result` JSON under the running deployment's provenance",
+    )
+    p.add_argument(
+        "--db", metavar="FILE", help="results database (default $XDG_STATE_HOME/spark-tui/bench.sqlite)"
+    )
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")

@@ -7,6 +7,7 @@ import os
 import sys
 
 from spark_tui import paths
+from spark_tui.bench_command import cmd_bench  # noqa: F401 (dispatched by name)
 from spark_tui.settings.flags import load_config
 
 
@@ -150,6 +151,7 @@ def cmd_status(args) -> int:
 
     config = load_config(args)
     nccl_seen: dict = {}  # `--watch` reads each container's log head once (see cluster_state)
+    watches: dict = {}  # the serving watch, kept across `--watch` rounds for its rates
 
     async def once(nodes):
         """One look at every node: the snapshot that resolves the detected values also feeds the
@@ -158,12 +160,11 @@ def cmd_status(args) -> int:
 
         nonlocal config
         config, snaps = await with_detected(config, nodes)
-        state = await cluster_state(config, nodes, snaps, nccl_seen)
+        state = await cluster_state(config, nodes, snaps, nccl_seen, watches)
         if args.json:
-            _print_json(
-                {"nodes": [dataclasses.asdict(s) for s in snaps], **dataclasses.asdict(state)},
-                _redactor(lambda: config),
-            )
+            found = dataclasses.asdict(state)
+            found.pop("serving_lines")
+            _print_json({"nodes": [dataclasses.asdict(s) for s in snaps], **found}, _redactor(lambda: config))
         else:
             print(render(snaps, config))
             print()
@@ -172,11 +173,15 @@ def cmd_status(args) -> int:
 
     async def main():
         async with Nodes(config) as nodes:
-            snaps = await once(nodes)
-            while args.watch:
-                await asyncio.sleep(config["refresh_interval"])
-                print("\x1b[2J\x1b[H" if sys.stdout.isatty() else "", end="")
+            try:
                 snaps = await once(nodes)
+                while args.watch:
+                    await asyncio.sleep(config["refresh_interval"])
+                    print("\x1b[2J\x1b[H" if sys.stdout.isatty() else "", end="")
+                    snaps = await once(nodes)
+            finally:
+                if "watch" in watches:
+                    await watches["watch"].close()
             return snaps
 
     snaps = asyncio.run(main())

@@ -136,8 +136,9 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
 class FrozenCore:
     """Answers like CockpitCore, from fixed data; records what the UI asked for."""
 
-    def __init__(self, config, reconfigure, unreachable=(), drift=(), log_lines=None):
+    def __init__(self, config, reconfigure, unreachable=(), drift=(), log_lines=None, serving=False):
         self.config = config
+        self.serving_on = serving  # answer serving() with the 0.11 samples (None: not serving yet)
         self.log_lines = log_lines  # what followed containers print (default: a DGX Spark NCCL log)
         self._reconfigure = reconfigure
         self.interactive: dict = {}
@@ -293,6 +294,10 @@ class FrozenCore:
         self.calls.append("teardown")
         return True
 
+    async def serving(self):
+        self.calls.append("serving")
+        return serving_look(self.config) if self.serving_on else None
+
     def follower(self, node, container, emit, tail=500):
         return _FrozenFollower(node, container, emit, self.log_lines)
 
@@ -315,3 +320,33 @@ class _FrozenFollower:
 
     async def stop(self):
         return None
+
+
+def serving_look(config):
+    """Two scrapes of the 0.11 samples 5 s apart, the head's GPU thermally slowed, twin idle."""
+    from spark_tui.core.node_load import NodeLoadTracker
+    from spark_tui.core.probes import new_marker
+    from spark_tui.core.serving_metrics import MetricsWindow
+    from spark_tui.core.serving_signals import all_signals
+    from spark_tui.core.serving_watch import ServingLook
+    from spark_tui.parsers.vllm_metrics import parse
+
+    metrics = Path(__file__).parent / "data" / "metrics"
+    window = MetricsWindow(60.0)
+    for at, name in ((0.0, "t0"), (5.0, "t1")):
+        window.add(parse((metrics / f"vllm-0.11-new-names-{name}.txt").read_text(), at))
+        figures = window.figures("0.11.0")
+    loads = {}
+    mark = new_marker()
+    for i, node in enumerate(config.nodes):
+        tracker = NodeLoadTracker(node.name, "enp1s0f1np1")
+        reason = "Active" if i == 0 else "Not Active"
+        for at, rx in ((0.0, 0), (5.0, 25_000_000)):
+            text = (
+                f"{mark} clocks_event_reasons\n0, 71, 38.52, 1113, 0x0, Not Active, Not Active, Not Active, [N/A], {reason}\n"
+                f"{mark} net\nenp1s0f1np1 {rx} {rx}\nenP2p1s0f1np1 0 0\n{mark} kmsg\n"
+            )
+            loads[node.name] = tracker.read(text, at, mark)
+    history = list(window.history)
+    signals = all_signals(config.head.name, history, {n: [x] for n, x in loads.items()})
+    return ServingLook(figures, loads, signals, history)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian machine (as root), then run them.
-# The namespace test cluster needs docker.io, openssh-server, busybox-static and iproute2;
+# The namespace test cluster needs docker.io, openssh-server and iproute2; its images are built
+# from a Debian root filesystem (debootstrap) with Ray from PyPI, and gcc builds the NVML stand-in;
 # iputils-ping because a real Spark has ping, which the reachability check prefers; rsync because
 # the sync benchmark compares with the manual `rsync -e ssh` (its smoke test runs here); iperf3
 # because check --fabric measures with it where nodes have it (the test nodes have the host's);
@@ -9,12 +10,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" = 0 ]; then
-  if ! command -v dockerd >/dev/null || ! command -v sshd >/dev/null || ! command -v busybox >/dev/null \
+  if ! command -v dockerd >/dev/null || ! command -v sshd >/dev/null || ! command -v debootstrap >/dev/null \
+     || ! command -v cc >/dev/null \
      || ! command -v tmux >/dev/null || ! command -v tc >/dev/null || ! command -v ping >/dev/null \
      || ! command -v rsync >/dev/null || ! command -v iperf3 >/dev/null || ! command -v tcsh >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      docker.io openssh-server openssh-client busybox-static iproute2 iptables tmux procps kmod iputils-ping rsync iperf3 tcsh >/dev/null
+      docker.io openssh-server openssh-client debootstrap debian-archive-keyring gcc libc6-dev iproute2 \
+      iptables tmux procps kmod iputils-ping rsync iperf3 tcsh >/dev/null
   fi
   # tests/test_install.py makes a fresh virtual environment: Debian's python3 needs python3-venv for it.
   if ! python3 -c "import ensurepip" 2>/dev/null; then

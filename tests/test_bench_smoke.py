@@ -96,3 +96,25 @@ def test_sync_bench_smoke(cluster):
     assert 4 < out["model_mb"] < 5 and out["ratios"]["model_sync_over_raw_link"] > 0
     title, rows = sync_table(out)
     assert "median of 1" in title and len(rows) == 4 and all(len(r) == 6 for r in rows)
+
+
+def test_loadgen_bench_smoke():
+    from bench.loadgen import bench_loadgen
+
+    out = bench_loadgen(0.5, concurrency=2, output_tokens=32)
+    assert out["chunks"] > 0 and out["errors"] == {} and out["chunks_per_client_cpu_s"] > 0
+
+
+def test_serving_scrape_bench_smoke():
+    from bench import serving
+
+    out = serving.bench_scrape(repeats=3)
+    assert out["engines"] == 2 and out["samples"] > 500  # real size: two engines' series
+    assert out["scrape_cpu_ms"] > 0 and out["parse_cpu_ms"] > 0
+
+
+def test_serving_keys_bench_smoke():
+    from bench import serving
+
+    out = serving.bench_serving_keys(seconds=1.0, interval=0.5)
+    assert out["key_presses"] >= 1 and out["key_p95_ms"] > 0 and out["scrapes"] >= 1

@@ -125,10 +125,10 @@ def test_one_twin_mtu_port_and_lookalike(cluster, tmp_path):
         "--network",
         "host",
         "--entrypoint",
-        "httpd",
+        "python3",
         tc.IMAGE,
-        "-f",
-        "-p",
+        "-m",
+        "http.server",
         "8000",
     )
     try:

@@ -437,7 +437,7 @@ def test_status_tells_the_whole_story(cluster, tmp_path, run_cli):
     assert f"FOREIGN {worker.name} vllm_leftover (running, image {tc.IMAGE}, up " in out
     assert "looks like vLLM/Ray" in out and "DRIFT" not in out
     # The endpoint stops answering: the container still runs, the cluster is not serving.
-    cluster.docker(head, "exec", "vllm_node", "killall", "httpd")
+    cluster.docker(head, "exec", "vllm_node", "pkill", "-f", "vllm_http")
     code, out, _ = run_cli(*argv, "--json", "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     data = json.loads(out)
     assert data["serving"]["ready"] is False and data["running"] == [head.name, worker.name]
@@ -729,7 +729,14 @@ def test_worker_that_cannot_reach_the_gcs_is_named_in_seconds(cluster, tmp_path)
         elapsed = time.monotonic() - start
     finally:
         cluster.unblock_tcp(worker, 29501)
-    assert not ok and elapsed < 20, elapsed
+    # From the worker's container start to the verdict: Ray's GCS client says it after 5 s (the
+    # real head's own start-up, seconds on this shared machine, comes before and does not count).
+    started = next(
+        e.elapsed
+        for e in got
+        if isinstance(e, ev.Stage) and (e.node, e.stage, e.status) == (worker.name, "container", "done")
+    )
+    assert not ok and elapsed - started < 20, (started, elapsed)
     failed = next(e for e in got if isinstance(e, ev.Failed))
     assert failed.cause.startswith(f"{worker.name}: Ray worker cannot join the head's GCS: "), failed.cause
     assert f"Failed to connect to GCS at address {head.ip}:29501" in failed.cause

@@ -160,3 +160,72 @@ def test_ip_json_shaped_output_with_any_values(items):
     mark = probes.new_marker()
     output = f"{mark} ip\n{json.dumps(items)}\n{mark} ibdev\nrocep1s0f1 port 1 ==> x (Up)\n"
     probes.parse_probe(output, "10.0.0.1", None, mark)
+
+
+METRIC_FRAGMENTS = [
+    "vllm:num_requests_running",
+    "vllm:kv_cache_usage_perc",
+    "vllm:generation_tokens_total",
+    "vllm:time_to_first_token_seconds_bucket",
+    "vllm:cache_config_info",
+    "http_requests_total",
+    '{engine="0",le="',
+    '+Inf"}',
+    'model_name="m"}',
+    "# HELP ",
+    "# TYPE ",
+    " counter",
+    " 1.0",
+    " NaN",
+    " -1e300",
+    "\n",
+    "{",
+    "}",
+    '"',
+    "\\",
+    "Engine 000: Avg prompt throughput: ",
+    " tokens/s, Avg generation throughput: ",
+    "Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: ",
+    "%, Prefix cache hit rate: ",
+]
+metrics_text = st.lists(st.one_of(st.text(max_size=20), st.sampled_from(METRIC_FRAGMENTS)), max_size=60).map(
+    "".join
+)
+
+
+@SETTINGS
+@given(metrics_text, metrics_text)
+def test_metrics_reading_raises_only_its_own_one_line_error(first, second):
+    """Any answer becomes figures or a MetricsError of one line, never another exception."""
+    from spark_tui.core.serving_metrics import MetricsWindow
+    from spark_tui.parsers.vllm_metrics import MetricsError, Reader, parse_stat_lines
+
+    reader, window = Reader(), MetricsWindow(60.0)
+    for at, text in ((0.0, first), (5.0, second)):
+        try:
+            window.add(reader.parse(text, at))
+        except MetricsError as exc:
+            assert "\n" not in str(exc)
+            continue
+        for fig in window.figures(None).figures.values():
+            fig.text()
+    parse_stat_lines(first.splitlines())
+
+
+@SETTINGS
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["clocks_event_reasons", "clocks_throttle_reasons", "net", "rdma", "vmstat", "meminfo", "kmsg"]
+        ),
+        text,
+    )
+)
+def test_node_load_sections_never_raise(sections):
+    from spark_tui.core.node_load import NodeLoadTracker
+
+    tracker = NodeLoadTracker("spark-1", "enp1s0f1np1")
+    mark = probes.new_marker()
+    output = "".join(f"{mark} {name}\n{body}\n" for name, body in sections.items())
+    for at in (0.0, 5.0):
+        tracker.read(output, at, mark).line()

@@ -33,7 +33,10 @@ DRIVER = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
 async def build(config: Config, nodes: Nodes, log_lines: int = 200, fabric: bool = False) -> str:
     config, snaps = await with_detected(config, nodes)
     results: list[CheckResult] = await run_checks(config, nodes, fabric=fabric)
-    state = await cluster_state(config, nodes, snaps)
+    watches: dict = {}  # once serving: figures with their series, node loads, signals
+    state = await cluster_state(config, nodes, snaps, watches=watches)
+    if "watch" in watches:
+        await watches["watch"].close()
     drivers = await asyncio.gather(*(_driver(nodes, s) for s in snaps))
     _, facts, why_none = await effective_facts(
         config, nodes, default_cache(), {s.node for s in snaps if not s.reachable or s.docker_error}

@@ -29,6 +29,9 @@ class ClusterState:
     drift: list[DriftItem] = field(default_factory=list)
     # node -> why vLLM failed there, read while the cluster does not serve
     failures: dict[str, str] = field(default_factory=dict)
+    # Once serving: the figures with their series, node loads and signals (core/serving_watch.py).
+    serving_view: dict | None = None
+    serving_lines: list[str] = field(default_factory=list)
 
 
 def _ours(config: Config, c: ContainerState) -> bool:
@@ -41,7 +44,11 @@ NcclCache = dict[tuple[str, str], NcclSummary]
 
 
 async def cluster_state(
-    config: Config, nodes: Nodes, snaps: list[NodeSnapshot], cache: NcclCache | None = None
+    config: Config,
+    nodes: Nodes,
+    snaps: list[NodeSnapshot],
+    cache: NcclCache | None = None,
+    watches: dict | None = None,
 ) -> ClusterState:
     """`config` resolved from `snaps` (core/live.py): drift compares like with like."""
     running = [s.node for s in snaps if any(_ours(config, c) and c.state == "running" for c in s.containers)]
@@ -60,6 +67,8 @@ async def cluster_state(
         _drift(config, nodes),
     )
     state.nccl = per_node(config, logs, snaps)
+    if state.serving is not None and state.serving.ready and watches is not None:
+        await _serving_view(config, nodes, state, watches)
     if state.serving is None or not state.serving.ready:
         state.failures = await _failures(config, nodes, running, snaps)
     return state
@@ -97,6 +106,21 @@ async def _failures(
         where = "" if node == log_node else f" (ip={origin}, read in {log_node}'s log)"
         out.setdefault(node, f"vLLM failed on {node}'s rank{where}: {line[:200]}")
     return out
+
+
+async def _serving_view(config: Config, nodes: Nodes, state: ClusterState, watches: dict) -> None:
+    """Two looks `metrics_interval` apart (at most 2 s) the first time, so rates exist; `--watch`
+    keeps the watch, and each round's rates span the rounds."""
+    from spark_tui.core.serving_watch import ServingWatch
+
+    watch = watches.get("watch")
+    if watch is None:
+        watch = watches["watch"] = ServingWatch(config, nodes)
+        await watch.look()
+        await asyncio.sleep(min(2.0, config["metrics_interval"]))
+    look = await watch.look()
+    state.serving_view = look.as_json()
+    state.serving_lines = look.lines()
 
 
 async def _none() -> None:
@@ -153,4 +177,4 @@ def as_lines(state: ClusterState, config: Config) -> list[str]:
             up = f", {c.uptime}" if c.uptime else ""
             lines.append(f"  FOREIGN {node} {c.name} ({c.state}, image {c.image_ref}{up}{look})")
     lines += [f"DRIFT {i.node} {i.what}: requested {i.requested}, actual {i.actual}" for i in state.drift]
-    return lines
+    return lines + state.serving_lines

@@ -21,6 +21,7 @@ from spark_tui.core.monitor import Monitor, NodeView
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import detected_values
 from spark_tui.core.redact import Redactor
+from spark_tui.core.serving_watch import ServingLook, ServingWatch
 from spark_tui.core.sync import sync_image, sync_model
 from spark_tui.core.teardown import teardown
 from spark_tui.settings.resolve import Config
@@ -63,6 +64,8 @@ class CockpitAPI(Protocol):
 
     async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool: ...
 
+    async def serving(self) -> ServingLook | None: ...
+
     def follower(
         self,
         node: str,
@@ -99,6 +102,7 @@ class CockpitCore:
         self.nodes = Nodes(config)
         self.monitor = Monitor(config, self.nodes)
         self._retired: list = []  # transports replaced by an edit, closed on the next async call
+        self._watch: ServingWatch | None = None
         self.redact = Redactor(lambda: self.config)  # every line from a node passes it before display
 
     def _use(self, config: Config) -> None:
@@ -178,6 +182,23 @@ class CockpitCore:
     async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool:
         return await teardown(self.config, self.nodes, emit)
 
+    async def serving(self) -> ServingLook | None:
+        """Once this cluster's container runs on the head (as the last refresh saw it): the head's
+        /metrics and every node's load, sampled together. None before."""
+        await self._close_retired()
+        head = self.config.head.name
+        snap = self.monitor.last_snapshot(head)
+        name, cluster = self.config["container_name"], self.config["name"]
+        if snap is None or not any(
+            c.name == name and c.cluster == cluster and c.state == "running" for c in snap.containers
+        ):
+            return None
+        if self._watch is None or self._watch.config is not self.config:
+            if self._watch is not None:
+                await self._watch.close()  # made for an earlier configuration (an edit, a new transport)
+            self._watch = ServingWatch(self.config, self.nodes)
+        return await self._watch.look()
+
     def follower(
         self,
         node: str,
@@ -189,4 +210,6 @@ class CockpitCore:
 
     async def close(self) -> None:
         await self._close_retired()
+        if self._watch is not None:
+            await self._watch.close()
         await self.nodes.close()

@@ -134,6 +134,10 @@ class Monitor:
         view.foreign = {c.name for c in snap.containers if c.cluster != self.config["name"]}
         return view
 
+    def last_snapshot(self, name: str) -> NodeSnapshot | None:
+        """The node's latest refresh (None before the first)."""
+        return self._snaps.get(name)
+
     def _series(self, name: str) -> dict[str, list[float]]:
         samples = list(self._memory[name])
         return {label: [s[i] for s in samples] for i, label in enumerate(("used", "available", "page cache"))}

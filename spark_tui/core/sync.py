@@ -22,13 +22,24 @@ from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
 from spark_tui.core.events import Failed, Stage, StageName, StageStatus
 from spark_tui.core.model_files import Manifest, manifests, problems
 from spark_tui.core.nodes import Nodes
-from spark_tui.core.sync_programs import RECEIVE, RECEIVE_FILES, SEND_FILES, SEND_STREAM
+from spark_tui.core.sync_image_program import RECEIVE
+from spark_tui.core.sync_programs import RECEIVE_FILES, SEND_FILES, SEND_STREAM
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[object], object]
 PORT_WAIT = 30.0  # seconds for a receiver to say which port it listens on
 RECEIVER_GRACE = 3.0  # seconds receivers get to end after their sender failed
 HEADER_BYTES = 200  # what SEND_FILES adds per entry (its JSON header line), about
+# A model's cache entry holds tens to a few thousand entries; a source announcing more is refused
+# (a compromised node could otherwise make the targets create files without end).
+MAX_ENTRIES = 100_000
+
+
+def stream_cap(size: int) -> int:
+    """The most bytes an image's `docker save` stream may carry: its layers' tars hold the image's
+    bytes plus headers (about 8% more for the test image's small files), so twice plus 256 MiB
+    is never reached by a real image and stops a source that streams without end."""
+    return 2 * size + (256 << 20)
 
 
 class SyncError(Exception):
@@ -66,9 +77,11 @@ class _Run:
                 "network; sync copies node to node only (never through this machine): fix the link first"
             )
 
-    async def receiver(self, target: str, source: str, command: list[str], port: asyncio.Future):
+    async def receiver(
+        self, target: str, source: str, command: list[str], port: asyncio.Future, given: str = ""
+    ):
         """Start the receiver on `target`: `command` with its program's arguments (bind address,
-        sync id, source address) at `{args}`; the token on its stdin."""
+        sync id, source address) at `{args}`; the token on its stdin, then `given`."""
 
         def line(text: str) -> None:
             parts = text.split()
@@ -79,7 +92,7 @@ class _Run:
         args = [self.ip(target), self.id, self.ip(source)]
         i = command.index("{args}")
         argv = command[:i] + args + command[i + 1 :]
-        return await self.nodes.transports[target].stream(argv, line, self.token + "\n")
+        return await self.nodes.transports[target].stream(argv, line, self.token + "\n" + given)
 
     async def ports(self, waits: dict[str, asyncio.Future], tasks: dict[str, asyncio.Task]) -> dict[str, int]:
         out = {}
@@ -177,11 +190,21 @@ async def _sync_image(run: _Run, source: str | None, targets: list[str] | None) 
         return True
     await run.check_paths(source, todo)
     # `docker load` tags nothing unless the whole stream arrived: an interrupted copy leaves no image.
+    # The receiver lets through only an archive naming `image`, and at most stream_cap() bytes of it.
+    cap = str(stream_cap(size))
     results = await _transfer(
         run,
         source,
         todo,
-        lambda t: ["python3", "-c", RECEIVE, "{args}", f"unix://{config.node(t)['docker_socket']}"],
+        lambda t: [
+            "python3",
+            "-c",
+            RECEIVE,
+            "{args}",
+            f"unix://{config.node(t)['docker_socket']}",
+            image,
+            cap,
+        ],
         ["python3", "-c", SEND_STREAM, f"unix://{config.node(source)['docker_socket']}", image],
         size,
     )
@@ -214,13 +237,15 @@ async def _transfer(
     sender: list[str],
     total: int,
     stdin: str = "",
+    given: str = "",
 ) -> dict[str, object]:
     """Receivers on the targets and one sender on the source (`sender` + sync id), started
     together: the sender learns the token and the receivers' addresses on its stdin once they
-    listen, then reads `stdin`. Per target its receiver's Result, or why it failed."""
+    listen, then reads `stdin`; each receiver reads `given` after the token. Per target its
+    receiver's Result, or why it failed."""
     loop = asyncio.get_running_loop()
     waits = {t: loop.create_future() for t in targets}
-    tasks = {t: asyncio.ensure_future(run.receiver(t, source, receiver(t), waits[t])) for t in targets}
+    tasks = {t: asyncio.ensure_future(run.receiver(t, source, receiver(t), waits[t], given)) for t in targets}
     failed: dict[str, str] = {}
     addr: dict[str, str] = {}  # HOST:PORT -> target, once the receivers listen
 
@@ -316,6 +341,11 @@ async def _sync_model(run: _Run, source: str | None, targets: list[str] | None) 
     if source is None:
         raise SyncError(f"no node holds a complete copy of {model}: download it on one node first")
     src = found[source]
+    if len(src.files) > MAX_ENTRIES:
+        raise SyncError(
+            f"{source}'s copy of {model} holds {len(src.files)} entries, more than a model's cache entry "
+            f"does ({MAX_ENTRIES}): not copied"
+        )
     if problems(src, []):
         raise SyncError(f"{source}'s copy of {model} is not complete: {problems(src, [])[0]}")
     plans = {}
@@ -340,6 +370,8 @@ async def _sync_model(run: _Run, source: str | None, targets: list[str] | None) 
                 ["python3", "-c", SEND_FILES, src.directory],
                 sum((src.files[r][1] if src.files[r][0] == "f" else 0) + HEADER_BYTES for r in need),
                 json.dumps(need),
+                # What the receiver accepts: these entries, each once, as the manifest announced.
+                json.dumps({r: src.files[r][:3] for r in need}),
             )
             for t, need in plans.items()
         )

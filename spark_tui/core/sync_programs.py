@@ -4,7 +4,8 @@ only starts the programs and reads their progress lines (stderr: `PORT n`, `SENT
 
 A receiver listens on its node's data address, accepts only a connection from the source's
 address that opens with the sync's random token, and hands what it receives to `docker load`
-(an image: it tags nothing unless the whole stream arrived) or writes the files it carries (a
+(an image, core/sync_image_program.py: it tags nothing unless the whole stream arrived, and
+nothing but the image asked for) or writes the files it carries (a
 model's cache entry: each file written under a temporary name and renamed when whole, so an
 interrupted sync leaves no file that looks complete). One sender fans one stream out to every
 target.
@@ -16,53 +17,48 @@ read in `ps`); argv holds the sync's id instead, a name that is no secret, for `
 from __future__ import annotations
 
 # Accepts the source's connection: argv = bind address, sync id, source address; stdin = the
-# token; leaves `conn`.
+# token, then the receiver's input (left in `given`); leaves `conn`. Any host reaching the data address can connect: a peer other than the
+# source is turned away before a byte is read, and the source's connection must bring the token
+# within TOKEN_WAIT seconds (compared in constant time), so no one can hold the receiver by
+# connecting first and saying nothing.
 ACCEPT = r"""
-import socket, sys
+import hmac, ipaddress, socket, sys, time
+TOKEN_WAIT = 10
 ip, source = sys.argv[1], sys.argv[3]
 token = sys.stdin.readline().strip().encode()
+given = sys.stdin.read()  # what follows the token: the receiver's own input
+sources = {ipaddress.ip_address(a[4][0].split("%")[0]) for a in socket.getaddrinfo(source, None)}
 srv = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
 srv.bind((ip, 0))
 srv.listen(4)
-srv.settimeout(120)
 print("PORT", srv.getsockname()[1], file=sys.stderr, flush=True)
+deadline = time.monotonic() + 120
 while True:
-    conn, peer = srv.accept()
-    conn.settimeout(300)
+    srv.settimeout(max(0.01, deadline - time.monotonic()))
+    try:
+        conn, peer = srv.accept()
+    except socket.timeout:
+        print("NO SENDER connected within 120 s", file=sys.stderr, flush=True)
+        raise SystemExit(1)
     head = b""
-    while len(head) < len(token) + 1:
-        more = conn.recv(len(token) + 1 - len(head))
-        if not more:
+    if ipaddress.ip_address(peer[0].split("%")[0]) in sources:
+        conn.settimeout(TOKEN_WAIT)
+        try:
+            while len(head) < len(token) + 1 and not head.endswith(b"\n"):
+                more = conn.recv(len(token) + 1 - len(head))
+                if not more:
+                    break
+                head += more
+        except OSError:
+            pass
+        if hmac.compare_digest(head, token + b"\n"):
             break
-        head += more
-    if peer[0] == source and head == token + b"\n":
-        break
     print("REFUSED", peer[0], file=sys.stderr, flush=True)
     conn.close()
 srv.close()
+# From here the stream's own pace: `docker save` writes a whole image out before its first byte.
+conn.settimeout(300)
 """
-
-# Receiver of an image: argv[4] = the node's docker host; the stream goes into `docker load`.
-RECEIVE = (
-    ACCEPT
-    + r"""
-import subprocess
-load, n = subprocess.Popen(["docker", "-H", sys.argv[4], "load"], stdin=subprocess.PIPE), 0
-try:
-    while True:
-        block = conn.recv(1 << 20)
-        if not block:
-            break
-        load.stdin.write(block)
-        n += len(block)
-    load.stdin.close()
-except OSError as exc:  # the connection cut, or docker load gone: nothing may be tagged
-    load.kill()
-    print("CUT", n, exc, file=sys.stderr, flush=True)
-print("RECEIVED", n, file=sys.stderr, flush=True)
-raise SystemExit(load.wait())
-"""
-)
 
 # What the senders share: connecting to every target (HOST:PORT) with the token, sending one
 # stream to all of them, progress lines.
@@ -176,17 +172,37 @@ fan.close()
 """
 )
 
-# Receiver of a model's files (SEND_FILES' stream), written under the directory argv[4]. Only
-# plain files, dirs and relative symlinks that stay inside the directory; each file written
-# under a temporary name and renamed when whole. A file's bytes go socket -> pipe -> file with
-# os.splice (no pass through Python: on the 2-core test machine the copy took half the time of
-# recv and write); where splice is missing (Python < 3.10) or refused by the filesystem, recv and write.
+# Receiver of a model's files (SEND_FILES' stream), written under the directory argv[4]; the
+# sender is hostile until proven otherwise (a compromised node attacks the others through sync).
+# Every path is walked from the directory one real directory at a time (O_DIRECTORY|O_NOFOLLOW
+# relative to the parent's fd), so no link, wherever it points and whenever it was made, is
+# walked through; a file is written under a temporary name created new (the old one unlinked,
+# O_EXCL|O_NOFOLLOW: never opened through what was there) and renamed when whole, so an
+# interrupted sync leaves no file that looks complete; names ending in the temporary suffix are
+# ours, never the sender's. The only links accepted are the Hugging Face cache's own:
+# snapshots/<rev>/[dirs/]name -> (../)*blobs/<hash>, with as many `..` as the link's real parent
+# lies below the directory, so it lands on the entry's own blobs/. Anything else is refused (SKIP).
+# A file's bytes go socket -> pipe -> file with os.splice (no pass through Python: on the 2-core
+# test machine the copy took half the time of recv and write); where splice is missing
+# (Python < 3.10) or refused by the filesystem, recv and write.
 RECEIVE_FILES = (
     ACCEPT
     + r"""
-import fcntl, json, os, socket, struct
+import fcntl, json, os, re, signal, socket, struct
+def ended(*_):  # pkill after a cancel: end through the finally blocks that remove partial files
+    print("ENDED by a signal", file=sys.stderr, flush=True)
+    raise SystemExit(1)
+signal.signal(signal.SIGTERM, ended)
+# From this machine: each path the source's manifest announced [kind, size, link]. Only those
+# arrive, each once and as announced: the stream can neither grow a file past its announced
+# size nor add entries.
+plan = json.loads(given or "{}")
+SUFFIX = ".spark-tui-part"
+LINK = re.compile(r"((?:\.\./)+)blobs/(?:[0-9a-f]{40}|[0-9a-f]{64})")
+DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 root = os.path.realpath(os.path.expanduser(sys.argv[4]))
 os.makedirs(root, exist_ok=True)
+top = os.open(root, DIR)
 # Blocking, with a receive timeout the kernel keeps (splice honours it too): a stalled sender ends us.
 conn.settimeout(None)
 conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 300, 0))
@@ -197,10 +213,19 @@ if pipe:
         fcntl.fcntl(pipe[1], getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
     except OSError:
         pass
+def bad(why):
+    print("BAD header:", why[:200], file=sys.stderr, flush=True)
+    raise SystemExit(1)
 def line():
     global pending
     while b"\n" not in pending:
-        more = conn.recv(1 << 16)
+        if len(pending) > 1 << 16:
+            bad("longer than 64 KiB")
+        try:
+            more = conn.recv(1 << 16)
+        except OSError as exc:  # reset, or the receive timeout between files
+            print("CUT", exc, file=sys.stderr, flush=True)
+            raise SystemExit(1)
         if not more:
             return b""
         pending += more
@@ -214,11 +239,13 @@ def put(fd, data):
     while view:
         view = view[os.write(fd, view):]
 def copy(fd, left, rel):
+    # `left` bytes of the stream into fd; with fd None (a refused file) read and dropped.
     global pending, pipe
     head, pending = pending[:left], pending[left:]
-    put(fd, head)
+    if fd is not None:
+        put(fd, head)
     left -= len(head)
-    while left and pipe:
+    while left and pipe and fd is not None:
         try:
             got = os.splice(sock, pipe[1], min(left, 1 << 20))
         except OSError:
@@ -240,47 +267,118 @@ def copy(fd, left, rel):
         got = conn.recv_into(buf, min(len(buf), left))
         if not got:
             short(rel)
-        put(fd, memoryview(buf)[:got])
+        if fd is not None:
+            put(fd, memoryview(buf)[:got])
         left -= got
-def inside(path):
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root + os.sep)
+def parts_of(rel):
+    # The entry's path as names, or None: absolute, `.`, `..`, empty names, NUL, our suffix.
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or "\0" in rel:
+        return None
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") or p.endswith(SUFFIX) for p in parts):
+        return None
+    return parts
+def walk(names):
+    # An fd of root/names, each a real directory (made when missing), or None: a name that is a
+    # link or anything but a directory refuses the entry.
+    fd = os.dup(top)
+    try:
+        for name in names:
+            try:
+                step = os.open(name, DIR, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(name, 0o755, dir_fd=fd)
+                step = os.open(name, DIR, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        return fd
+    except OSError:
+        os.close(fd)
+        return None
+def link_ok(parts, link):
+    # HF's shape only: under snapshots/<rev>/, up exactly to the directory, then blobs/<hash>.
+    m = isinstance(link, str) and len(parts) >= 3 and parts[0] == "snapshots" and LINK.fullmatch(link)
+    return bool(m) and len(m.group(1)) // 3 == len(parts) - 1
+def fresh(fd, name):
+    # The temporary name for `name` in dir fd, emptied: whatever stood there (a link, a file
+    # left by an earlier run) is unlinked, never opened.
+    tmp = name + SUFFIX
+    try:
+        os.unlink(tmp, dir_fd=fd)
+    except FileNotFoundError:
+        pass
+    return tmp
+def place(fd, tmp, name):
+    try:
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        return True
+    except OSError:  # `name` is a directory, say
+        os.unlink(tmp, dir_fd=fd)
+        return False
 n = 0
 while True:
     head = line()
     if not head:
         break
-    m = json.loads(head)
-    rel, kind = m["p"], m["k"]
-    dest = os.path.join(root, rel)
-    ok = not os.path.isabs(rel) and ".." not in rel.split("/") and inside(os.path.dirname(dest))
-    if kind == "l":
-        ok = ok and not os.path.isabs(m["l"]) and inside(os.path.join(os.path.dirname(dest), m["l"]))
-    if kind == "f":
-        tmp = dest + ".spark-tui-part"
-        if ok:
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-        fd = os.open(tmp if ok else os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            copy(fd, m["s"], rel)
-        finally:
+    try:
+        m = json.loads(head)
+    except ValueError as exc:
+        bad(str(exc))
+    if not isinstance(m, dict) or m.get("k") not in ("d", "f", "l"):
+        bad(repr(m))
+    rel, kind, size = m.get("p"), m["k"], m.get("s")
+    if kind == "f" and (type(size) is not int or size < 0):
+        bad(f"size {size!r}")
+    want = plan.pop(rel, None) if isinstance(rel, str) else None
+    if not isinstance(want, list) or len(want) < 3:
+        bad(f"{str(rel)[:200]}: not announced by the manifest, or sent twice")
+    if kind != want[0] or (kind == "l" and m.get("l") != want[2]):
+        bad(f"{rel}: not the {want[0]} the manifest announced")
+    if kind == "f" and size != want[1]:
+        bad(f"{rel}: {size} bytes, the manifest announced {want[1]}")
+    parts = parts_of(rel)
+    if parts and kind == "l" and not link_ok(parts, m.get("l")):
+        parts = None
+    fd = walk(parts if kind == "d" else parts[:-1]) if parts else None
+    ok, tmp = fd is not None, None
+    try:
+        if kind == "f":
+            out = None
+            if ok:
+                try:
+                    tmp = fresh(fd, parts[-1])
+                    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+                except OSError:
+                    ok = False
+            try:
+                copy(out, size, rel)
+            except OSError as exc:  # the connection reset, the receive timeout, a full disk
+                print("CUT", rel, exc, file=sys.stderr, flush=True)
+                raise SystemExit(1)
+            finally:
+                if out is not None:
+                    os.close(out)
+            ok = ok and place(fd, tmp, parts[-1])
+            tmp = None
+            n += ok
+        elif kind == "l" and ok:
+            try:
+                tmp = fresh(fd, parts[-1])
+                os.symlink(m["l"], tmp, dir_fd=fd)
+            except OSError:
+                ok = False
+            ok = ok and place(fd, tmp, parts[-1])
+            tmp = None
+    finally:
+        if fd is not None:
+            if tmp is not None:  # ended before the file was whole: no partial file stays
+                try:
+                    os.unlink(tmp, dir_fd=fd)
+                except OSError:
+                    pass
             os.close(fd)
-        if ok:
-            os.replace(tmp, dest)
-            n += 1
-    elif not ok:
-        pass
-    elif kind == "d":
-        os.makedirs(dest, exist_ok=True)
-    elif kind == "l":
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        tmp = dest + ".spark-tui-part"
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        os.symlink(m["l"], tmp)
-        os.replace(tmp, dest)
     if not ok:
-        print("SKIP", rel, file=sys.stderr, flush=True)
+        print("SKIP", str(rel)[:200], file=sys.stderr, flush=True)
 print("UNPACKED", n, file=sys.stderr, flush=True)
 """
 )

@@ -18,7 +18,7 @@ class KeySpec:
     key: str  # Textual key string; several keys separated by commas
     action: str
     description: str
-    where: str  # app | dashboard | wizard | logs | dialog
+    where: str  # app | dashboard | wizard | logs | serving | dialog
     show: bool = True
 
 
@@ -28,6 +28,7 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("palette", "ctrl+p", "command_palette", "Command palette", "app", show=False),
     KeySpec("wizard", "w", "wizard", "Launch wizard", "app"),
     KeySpec("logs", "l", "logs", "Logs", "app"),
+    KeySpec("serving", "v", "serving", "Serving figures", "app"),
     KeySpec("refresh", "r", "refresh", "Refresh now", "app"),
     KeySpec("teardown", "ctrl+d", "teardown", "Tear down (confirm)", "app"),
     KeySpec("next_pane", "tab,right", "app.focus_next", "Next pane", "dashboard", show=False),
@@ -47,6 +48,7 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("logs.wrap", "ctrl+w", "wrap", "Wrap", "logs"),
     KeySpec("logs.save", "s", "save", "Save log", "logs"),
     KeySpec("logs.source", "o", "next_source", "Next source", "logs"),
+    KeySpec("serving.back", "escape", "back", "Back", "serving"),
     KeySpec("confirm.yes", "y", "yes", "Yes", "dialog"),
     KeySpec("confirm.no", "n,escape", "no", "No", "dialog"),
 )

@@ -314,6 +314,27 @@ SETTINGS: tuple[Setting, ...] = (
         role="cockpit",
     ),
     _s("refresh_interval", k.Float(min=0.2), 2.0, "Seconds between dashboard refreshes.", role="cockpit"),
+    _s(
+        "metrics_interval",
+        k.Float(min=0.5),
+        5.0,
+        "Seconds between scrapes of the head's vLLM /metrics once serving (rates are over this span).",
+        role="cockpit",
+    ),
+    _s(
+        "metrics_window",
+        k.Float(min=5.0),
+        60.0,
+        "Seconds of /metrics history that TTFT, ITL and e2e latency p50/p95 are computed over.",
+        role="cockpit",
+    ),
+    _s(
+        "metrics_max_bytes",
+        k.Int(4096, 256 * 1024 * 1024),
+        8 * 1024 * 1024,
+        "Largest /metrics answer read; a longer one is refused with a message, not parsed.",
+        role="cockpit",
+    ),
     _s("readonly", k.Bool(), False, "Disable launch and teardown in the cockpit.", role="cockpit"),
     _s(
         "keys",

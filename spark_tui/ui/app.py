@@ -18,13 +18,15 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.core.monitor import NodeView
+from spark_tui.core.serving_watch import ServingLook
 from spark_tui.settings.keys import validate_keymap
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.messages import JobDone, NodeRefreshed, TeardownProgress
+from spark_tui.ui.messages import JobDone, NodeRefreshed, ServingRefreshed, TeardownProgress
 from spark_tui.ui.screens.dashboard import DashboardScreen
 from spark_tui.ui.screens.dialogs import ConfirmTeardown, HelpScreen
 from spark_tui.ui.screens.logs import ALL, LogsScreen
+from spark_tui.ui.screens.serving import ServingScreen
 from spark_tui.ui.screens.wizard import WizardScreen
 
 
@@ -38,6 +40,7 @@ class SparkCommands(Provider):
             ("Tear down", app.action_teardown, "stop and remove the cluster's containers (asks first)"),
             ("Run check", partial(app.open_wizard, "check"), "every check on every node"),
             ("Logs: all nodes", partial(app.open_logs, ALL), "follow every spark-tui container, merged"),
+            ("Serving figures", app.action_serving, "tokens/s, latency, KV, queue, node signals"),
         ]
         out += [
             (f"Logs: node {n.name}", partial(app.open_logs, n.name), f"follow {n.name}'s container")
@@ -72,6 +75,7 @@ class SparkApp(App):
         self.core = core
         self.live_refresh = live_refresh
         self.views: dict[str, NodeView] = {}
+        self.serving_look: ServingLook | None = None
         self._wake = asyncio.Event()
         config = core.config
         self.readonly = bool(config["readonly"])
@@ -104,6 +108,7 @@ class SparkApp(App):
         if self.live_refresh:
             for n in config.nodes:
                 self.refresh_node(n.name)
+            self.watch_serving()
 
     def _warning_banner(self) -> str:
         return "\n".join(f"! {w}" for w in self.core.config.warnings)
@@ -118,6 +123,26 @@ class SparkApp(App):
                 await asyncio.wait_for(self._wake.wait(), self.core.config["refresh_interval"])
             except TimeoutError:
                 pass
+
+    @work(group="refresh")
+    async def watch_serving(self) -> None:
+        """Every metrics_interval: the serving figures once the head's container runs (the core
+        answers None before, without asking anything)."""
+        while True:
+            look = await self.core.serving()
+            if look is not None or self.serving_look is not None:
+                self.post_message(ServingRefreshed(look))
+            await asyncio.sleep(self.core.config["metrics_interval"])
+
+    def on_serving_refreshed(self, message: ServingRefreshed) -> None:
+        self.serving_look = message.look
+        self.dashboard.show_serving(message.look)
+        if isinstance(self.screen, ServingScreen):
+            self.screen.show(message.look)
+
+    def action_serving(self) -> None:
+        if not isinstance(self.screen, ServingScreen):
+            self.push_screen(ServingScreen(self.serving_look))
 
     def on_node_refreshed(self, message: NodeRefreshed) -> None:
         message.view.nccl_tail = [self.redact(line) for line in message.view.nccl_tail]

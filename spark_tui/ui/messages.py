@@ -10,6 +10,7 @@ from spark_tui.core.check import CheckResult
 from spark_tui.core.events import LaunchEvent, TeardownEvent
 from spark_tui.core.logs import LogLines, StreamState
 from spark_tui.core.monitor import NodeView
+from spark_tui.core.serving_watch import ServingLook
 
 
 @dataclass
@@ -60,3 +61,14 @@ class HeadLogEvent(Message):
 class JobDone(Message):
     job: str
     ok: bool
+
+
+@dataclass
+class ServingRefreshed(Message):
+    """New serving figures, node loads and signals (every metrics_interval once serving); None
+    when the cluster stopped serving (its container no longer runs on the head)."""
+
+    look: ServingLook | None
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ServingRefreshed)

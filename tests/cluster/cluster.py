@@ -18,8 +18,11 @@ import signal
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from tests.cluster import images
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
@@ -42,18 +45,26 @@ NETDEV = "enp1s0f1np1"
 MAX_NODES = 8
 
 
+# Real Ray, pinned: the version current vLLM images (0.11-0.12) ship. NGC 25.10 (vLLM 0.10.2) ships
+# the one before, which also gives a test of head and worker with different Ray versions.
+RAY_VERSION = "2.49.2"
+RAY_VERSION_NGC = "2.48.0"
+
+
 @dataclass(frozen=True)
 class ImageProfile:
-    """A stand-in for an image operators run (shared/reference/real-images.md): its ENTRYPOINT,
-    labels and environment as the real one has them, its vLLM version and whether Ray is in it."""
+    """An image like one operators run (shared/reference/real-images.md): its ENTRYPOINT, labels
+    and environment as the real one has them, real Debian, python3 and Ray (unless it has none),
+    and the stand-in vLLM package of its version (tests/cluster/images.py builds it)."""
 
     ref: str
     vllm_version: str
     ray: bool
     changes: tuple[str, ...]  # `docker import --change` lines
     archs: tuple[str, ...] = ()  # the model registry of its vLLM (what image_facts asks)
-    python: bool = True  # a python3 that answers image_facts' probe (the stand-in python3)
+    python: bool = True  # python3 on PATH (an image without it is a slimmed runtime)
     transformers: str = "4.57.1"
+    ray_version: str = RAY_VERSION  # real Ray from PyPI, in the image's venv
 
 
 # Model registries, trimmed to architectures operators run on DGX Spark. Qwen3-VL and
@@ -94,6 +105,7 @@ IMAGES = {
         ),
         ARCHS_0_10,
         transformers="4.56.2",
+        ray_version=RAY_VERSION_NGC,
     ),
     # vllm/vllm-openai after Ray was dropped (0.19): `ray: not found`.
     "noray": ImageProfile(
@@ -156,7 +168,17 @@ def missing_requirements() -> str | None:
     """Why the cluster cannot be built here, in one line, or None."""
     if os.geteuid() != 0:
         return "the namespace test cluster needs root (network namespaces, dockerd); run the tests as root"
-    for tool in ("ip", "nsenter", "unshare", "dockerd", "docker", "/usr/sbin/sshd", "ssh-keygen", "busybox"):
+    for tool in (
+        "ip",
+        "nsenter",
+        "unshare",
+        "dockerd",
+        "docker",
+        "/usr/sbin/sshd",
+        "ssh-keygen",
+        "debootstrap",
+        "cc",
+    ):
         if shutil.which(tool) is None:
             return f"{tool} is missing; bash tests/run.sh installs it with apt-get"
     return None
@@ -433,10 +455,29 @@ class Cluster:
     def import_image(
         self, node: Node, image: str = IMAGE, variant: str = "", profile: str = "openai"
     ) -> None:
-        """Import a stand-in image; a non-empty variant gives different layers under the same tag."""
-        prof = IMAGES[profile]
-        changes = [arg for change in prof.changes for arg in ("--change", change)]
-        self.docker(node, "import", *changes, str(build_rootfs(self.root, variant, prof)), image)
+        """Load a test image (tests/cluster/images.py) into the node's engine; a non-empty variant
+        gives different layers under the same tag. An engine that has the lower layers already is
+        sent only the top ones (docker load reads a layer's tar only when it lacks that layer)."""
+        layers, config = image_layers(self.root, variant, IMAGES[profile])
+        top = len(layers) - (2 if variant else 1)
+        err = b""
+        for skip in dict.fromkeys((top, 1, 0)):
+            proc = subprocess.Popen(
+                ["docker", "-H", node.docker_host, "load", "-q"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            assert proc.stdin is not None and proc.stderr is not None
+            try:
+                with proc.stdin:
+                    images.write_archive(proc.stdin, image, layers, config, skip=skip)
+            except (BrokenPipeError, ValueError):
+                pass  # the engine stopped reading: its message says why
+            err = proc.stderr.read()
+            if proc.wait() == 0:
+                return
+        raise ClusterError(f"docker load {image} into {node.name}: {err.decode(errors='replace').strip()}")
 
     def set_host_tool_sample(self, node: Node, **samples: str) -> None:
         """Choose which captured output the node's stand-ins print (GPU_TABLE, GPU_APPS, IBDEV_SAMPLE)."""
@@ -467,7 +508,19 @@ def up(count: int, root: Path = ROOT) -> Cluster:
     if reason:
         raise ClusterError(reason)
     down()
+    build_images()  # the first time on a machine: a few minutes (debootstrap, pip)
     root.mkdir(parents=True)
+    run(
+        [
+            "cc",
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-o",
+            str(root / "libnvidia-ml.so.1"),
+            str(HERE / "nvml" / "libnvidia-ml.c"),
+        ]
+    )
     if not os.path.exists("/dev/infiniband"):
         os.mkdir("/dev/infiniband")  # an empty mount point on the host; each node mounts its own
         if not CLUSTER_ID:  # other clusters' nodes may still have their mounts there
@@ -489,7 +542,9 @@ def up(count: int, root: Path = ROOT) -> Cluster:
     Path(cluster.known_hosts).write_text("".join(known))
     for node in nodes:
         cluster.start_dockerd(node)
-        cluster.import_image(node)
+    # Each node's engine loads the 400 MB image on its own: side by side, not one after another.
+    with ThreadPoolExecutor(len(nodes)) as pool:
+        list(pool.map(cluster.import_image, nodes))
     _write_cluster_yaml(cluster)
     cluster.save()
     return cluster
@@ -517,6 +572,8 @@ def _make_node(index: int, root: Path) -> Node:
     # Host tools of a real Spark, as stand-ins printing captured outputs.
     for tool in ("nvidia-smi", "ibdev2netdev"):
         shutil.copy(HERE / "hostbin" / tool, ndir / "bin" / tool)
+    # The driver's NVML (a stand-in: one GB10), which the --gpus hook puts into containers.
+    shutil.copy(root / "libnvidia-ml.so.1", ndir / "bin" / "libnvidia-ml.so.1")
     (ndir / "bin" / "standin.env").write_text(
         f"GPU_TABLE={DATA}/nvidia-smi/gb10-table-vllm-enginecore-truncated-mem-580.126.txt\n"
         f"GPU_APPS={DATA}/nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt\n"
@@ -613,46 +670,35 @@ def _write_cluster_yaml(cluster: Cluster) -> None:
     Path(cluster.cluster_yaml).write_text("\n".join(lines) + "\n")
 
 
-def build_rootfs(root: Path, variant: str = "", profile: ImageProfile = IMAGES["openai"]) -> Path:
-    """A busybox-static root filesystem with the ray/vllm stand-ins, as a tar for `docker import`."""
-    parts = (
-        profile.vllm_version,
-        "ray" if profile.ray else "noray",
-        "" if profile.python else "nopy",
-        variant,
-    )
-    label = "-".join(x for x in parts if x)
-    tar = root / f"rootfs-{label}.tar"
-    if tar.exists():
-        return tar
-    fs = root / f"rootfs-{label}"
-    for d in ("bin", "usr/bin", "usr/share/vllm", "opt/nvidia", "tmp", "etc", "proc", "sys", "dev", "root"):
-        (fs / d).mkdir(parents=True, exist_ok=True)
-    shutil.copy(shutil.which("busybox"), fs / "bin" / "busybox")
-    for applet in run([str(fs / "bin" / "busybox"), "--list"]).stdout.split():
-        if applet != "busybox":
-            os.symlink("busybox", fs / "bin" / applet)
-    scripts = ["vllm", "vllm-rank-handler"] + (["ray", "ray-join-handler"] if profile.ray else [])
-    scripts += ["python3"] if profile.python else []
-    for script in scripts:
-        shutil.copy(HERE / "image" / script, fs / "usr" / "bin" / script)
-    shutil.copy(HERE / "image" / "nvidia_entrypoint.sh", fs / "opt" / "nvidia" / "nvidia_entrypoint.sh")
-    (fs / "usr" / "share" / "vllm" / "version").write_text(profile.vllm_version + "\n")
-    (fs / "usr" / "share" / "vllm" / "archs").write_text("".join(a + "\n" for a in profile.archs))
-    (fs / "usr" / "share" / "transformers").mkdir(parents=True, exist_ok=True)
-    (fs / "usr" / "share" / "transformers" / "version").write_text(profile.transformers + "\n")
-    (fs / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
-    (fs / "etc" / "group").write_text("root:x:0:\n")
+def image_layers(root: Path, variant: str = "", profile: ImageProfile = IMAGES["openai"]):
+    """The layers and the config of a test image (tests/cluster/images.py builds and caches them)."""
+    ray = profile.ray_version if profile.ray else None
+    layers = [
+        images.base_layer()[1],
+        images.venv_layer(ray)[1],
+        images.profile_layer(profile.vllm_version, ray, profile.python, profile.archs, profile.transformers)[
+            1
+        ],
+    ]
     if variant:
-        (fs / "etc" / "variant").write_text(variant + "\n")
-    if variant.startswith(
-        "big-"
-    ):  # `big-200`: a 200 MB layer of random bytes (incompressible), for benchmarks
-        with open(fs / "opt" / "weights.bin", "wb") as f:
-            for _ in range(int(variant.split("-")[1])):
-                f.write(os.urandom(1 << 20))
-    run(["tar", "-C", str(fs), "-cf", str(tar), "."])
-    return tar
+        layers.append(images.variant_layer(root, variant))
+    entrypoint: list[str] = []
+    env: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    for change in profile.changes:
+        verb, _, rest = change.partition(" ")
+        if verb == "ENTRYPOINT":
+            entrypoint = json.loads(rest)
+        elif verb in ("ENV", "LABEL"):
+            key, _, value = rest.partition("=")
+            (env if verb == "ENV" else labels)[key] = value
+    return layers, images.image_config(layers, entrypoint, env, labels)
+
+
+def build_images() -> None:
+    """Every profile's layers, built (or found in the cache) before any node needs them."""
+    for profile in IMAGES.values():
+        image_layers(ROOT, "", profile)
 
 
 def down(root: Path = ROOT) -> None:

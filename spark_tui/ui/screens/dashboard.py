@@ -9,6 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spark_tui.core.monitor import NodeView
+from spark_tui.core.serving_watch import ServingLook
 from spark_tui.parsers.text import inert
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.widgets.node_pane import NodePane
@@ -38,6 +39,13 @@ class DashboardScreen(Screen):
 
     def show(self, view: NodeView) -> None:
         self.panes[view.node].show(view)
+
+    def show_serving(self, look: ServingLook | None) -> None:
+        for name, pane in self.panes.items():
+            if look is None:
+                pane.show_serving(None, [])  # no longer serving: the line goes
+            else:
+                pane.show_serving(look.loads.get(name), [s for s in look.signals if s.node == name])
 
     def set_banner(self, text: str) -> None:
         banner = self.query_one("#banner", Static)

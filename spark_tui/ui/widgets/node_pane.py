@@ -14,6 +14,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from spark_tui.core.monitor import NodeView
+from spark_tui.core.node_load import NodeLoad
+from spark_tui.core.serving_signals import Signal
 from spark_tui.parsers.nccl import split_header
 from spark_tui.parsers.text import inert
 from spark_tui.ui.widgets.memory_plot import MemoryPlot
@@ -175,6 +177,21 @@ def nccl_text(view: NodeView) -> Text:
     return t
 
 
+def serving_text(load: NodeLoad | None, signals: list[Signal]) -> Text:
+    """The serving line: temperature, power, SM clock (with the reasons slowing it), link traffic;
+    then this node's signals."""
+    t = _text()
+    if load is not None:
+        t.append("serving ", style="bold")
+        t.append(inert(load.line()), style="yellow" if any(g.active for g in load.gpus) else "")
+    for s in signals:
+        t.append(
+            f"\n{s.level.upper()} {inert(s.text)}",
+            style=VERDICT_STYLE.get("error" if s.level == "fail" else "warn"),
+        )
+    return t
+
+
 def sparkline(fractions: list[float]) -> str:
     """Used-memory fractions (0..1) as one line of block characters, oldest first."""
     blocks = " ▁▂▃▄▅▆▇█"
@@ -201,10 +218,23 @@ class NodePane(Vertical, can_focus=True):
         self._gpu = Static(classes="pane-gpu")
         self._containers = Static(classes="pane-containers")
         self._nccl = Static(classes="pane-nccl")
+        self._serving = Static(classes="pane-serving -empty")  # once serving: heat, power, clock, links
         self._plot = MemoryPlot(classes="pane-plot")
 
     def compose(self) -> ComposeResult:
-        yield from (self._header, self._net, self._gpu, self._containers, self._nccl, self._plot)
+        yield from (
+            self._header,
+            self._net,
+            self._gpu,
+            self._serving,
+            self._containers,
+            self._nccl,
+            self._plot,
+        )
+
+    def show_serving(self, load: NodeLoad | None, signals: list[Signal]) -> None:
+        self._serving.update(serving_text(load, signals))
+        self._serving.set_class(load is None and not signals, "-empty")
 
     def show(self, view: NodeView) -> None:
         self.set_class(not view.snapshot.reachable, "-unreachable")
