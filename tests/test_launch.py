@@ -180,10 +180,12 @@ def test_with_rays_dedup_left_on_a_folded_node_is_said_not_guessed(cluster, tmp_
     unsaid = [n for n in cluster.nodes[:4] if n not in said]
     assert said and 1 <= len(unsaid) <= 3, nets
     for node in said:  # each with its own address: never another node's lines
-        assert nets[node.name].text == (
-            f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; "
-            "init complete (1/1 of its ranks)"
-        )
+        text = nets[node.name].text
+        assert text.startswith(f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; ")
+        # its own COMPLETE line, or (folded into another actor's) said not seen, never "in progress"
+        assert text.endswith(
+            ("init complete (1/1 of its ranks)", "Ray's log deduplication may have folded its lines")
+        ), text
     for node in unsaid:
         assert nets[node.name].level == "unknown"
         assert nets[node.name].text.startswith(

@@ -67,6 +67,11 @@ class NodeNccl:
             return ""
         if self.init_complete >= self.init_start:
             return f"init complete ({self.init_complete}/{self.init_start} of its ranks)"
+        if self.dedup or self.folded:  # its COMPLETE lines may be in another actor's fold
+            return (
+                f"init complete not seen ({self.init_complete}/{self.init_start} of its ranks): "
+                "Ray's log deduplication may have folded its lines"
+            )
         return f"init in progress ({self.init_complete}/{self.init_start} of its ranks)"
 
     def line(self) -> str:
