@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.knowledge import KnowledgeFeed, paired_ratio  # noqa: E402
 from spark_tui.parsers import nccl, vllm  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -47,9 +48,10 @@ def corpus_lines(kind: str) -> list[str]:
 
 
 def bench_parsers(target_lines: int, repeats: int = 1) -> dict:
-    """Lines per second on one core; the median of `repeats` runs (this 2-core machine is noisy)."""
-    out = {}
-    for kind, make in (("nccl", nccl.NcclParser), ("vllm", vllm.VllmParser)):
+    """Lines per second on one core; the median of `repeats` runs (this 2-core machine is noisy).
+    `knowledge` is the failure table read over the vLLM log (bench/knowledge.py)."""
+    out: dict = {}
+    for kind, make in (("nccl", nccl.NcclParser), ("vllm", vllm.VllmParser), ("knowledge", KnowledgeFeed)):
         base = corpus_lines(kind)
         lines = (base * (target_lines // len(base) + 1))[:target_lines]
         rates = []
@@ -73,6 +75,8 @@ def bench_parsers(target_lines: int, repeats: int = 1) -> dict:
             "min_lines_per_s": round(min(rates)),
             "max_lines_per_s": round(max(rates)),
         }
+    vllm_lines = (corpus_lines("vllm") * (target_lines // len(corpus_lines("vllm")) + 1))[:target_lines]
+    out["knowledge"]["vs_vllm_parser"] = paired_ratio(vllm_lines, CHUNK_LINES, max(repeats, 1))
     return out
 
 

@@ -297,6 +297,9 @@ def _event_line(event, show) -> str | None:
         return f"[{event.elapsed:6.1f}s] {event.node:<10} memory     {memory_text(event)}"
     if isinstance(event, ev.NcclNet):
         return f"{'WARNING ' if event.level == 'warn' else ''}{event.node} {show(event.text)}"
+    if isinstance(event, ev.Diagnosis):
+        mark = "ERROR" if event.severity == "error" else "WARNING"
+        return f"{mark} {event.node}: {show(event.title)}\n    fix: {show(event.fix)}\n    log: {show(event.line)}"
     if isinstance(event, ev.Ready):
         return "\n".join(
             [f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}"]

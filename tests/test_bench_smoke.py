@@ -11,6 +11,7 @@ def test_parser_bench_smoke():
     out = bench.bench_parsers(2_000)
     assert out["nccl"]["lines"] == 2_000 and out["nccl"]["lines_per_s"] > 0
     assert out["vllm"]["lines"] == 2_000
+    assert out["knowledge"]["lines"] == 2_000 and out["knowledge"]["vs_vllm_parser"] > 0
 
 
 @pytest.mark.cluster

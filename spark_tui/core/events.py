@@ -65,6 +65,22 @@ class Failed:
 
 
 @dataclass
+class Diagnosis:
+    """A failure the knowledge base (spark_tui/knowledge) named in a node's log during a launch:
+    what it is, the figures its line carried and the fix. Errors end the launch (Failed follows)."""
+
+    node: str
+    id: str
+    severity: str  # error | warn
+    title: str
+    fix: str
+    line: str
+    means: str = ""
+    figures: dict = field(default_factory=dict)
+    source: str = ""
+
+
+@dataclass
 class Removed:
     node: str
     container: str
@@ -87,5 +103,5 @@ class DriftItem:
 
 
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
-LaunchEvent = Stage | NcclNet | Memory | Ready | Failed | Removed | StillHolding | DriftItem
+LaunchEvent = Stage | NcclNet | Memory | Diagnosis | Ready | Failed | Removed | StillHolding | DriftItem
 TeardownEvent = Stage | Removed | StillHolding

@@ -32,6 +32,7 @@ from spark_tui.core.events import (
     StageStatus,
     StillHolding,
 )
+from spark_tui.core.failure_watch import FailureWatch, cause_text
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.memory_fit import MemoryGuard, MemoryReading
@@ -116,6 +117,8 @@ class Launch:
         self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
         self.hostnames: dict[str, str] = {}  # a node's hostname -> its name
         self.snaps: list[NodeSnapshot] = []
+        # Every log line read goes through the failure knowledge base: a named error ends the launch.
+        self.kb = FailureWatch(emit)
 
     def _stage(
         self,
@@ -260,12 +263,17 @@ class Launch:
     async def _alive_or_fail(self, node: str) -> None:
         state, code = await self._state(node)
         if state not in ("running", "created"):
-            lines = (await self._logs(node))[-20:]
+            tail = await self._logs(node)
+            lines = tail[-20:]
+            how = f"exited with code {code}" if state == "exited" and code is not None else f"is {state}"
+            self.kb.feed(node, tail)
+            named = self.kb.cause(node)
+            if named is not None:
+                raise LaunchError(cause_text(named, how), lines)
             # The line that says why, quoted as the program printed it (argparse, a Python error).
             why = next(
                 (line for line in reversed(lines) if EXIT_REASON.search(line)), lines[-1] if lines else ""
             )
-            how = f"exited with code {code}" if state == "exited" and code is not None else f"is {state}"
             raise LaunchError(f"{node}: container {how}" + (f": {why.strip()[:200]}" if why else ""), lines)
 
     async def _ray(self) -> None:
@@ -289,9 +297,13 @@ class Launch:
                 await self._alive_or_fail(w)
                 # A worker says it cannot reach the head's GCS on every retry: that is the verdict,
                 # not the join timeout minutes later.
-                for line in cursors[w].fresh(await self._logs(w, **cursors[w].read_args("all"))):
+                fresh = cursors[w].fresh(await self._logs(w, **cursors[w].read_args("all")))
+                for line in fresh:
                     if GCS_UNREACHABLE.search(line):
                         await self._cannot_join(w, line)
+                named = self.kb.feed(w, fresh)
+                if named is not None:
+                    raise LaunchError(cause_text(named), fresh[-20:])
             # containers.get is a blocking HTTP call through the tunnel: never on the event loop.
             res = await asyncio.to_thread(
                 lambda: self.clients[head].containers.get(cid).exec_run(["ray", "status"])
@@ -405,24 +417,35 @@ class Launch:
                 if stop:
                     raise LaunchError(stop, (await self._logs(head.name))[-10:])
             exited = ""
-            for line in cursor.fresh(await self._logs(head.name, **cursor.read_args("all"))):
+            fresh = cursor.fresh(await self._logs(head.name, **cursor.read_args("all")))
+            for line in fresh:
                 if nccl.feed(line, now):
                     recent_nccl.append(line)
                 vllm_p.feed(line)
                 recent.append(line)
                 if line.startswith(SERVE_EXIT):
                     exited = line.removeprefix("spark-tui: ").strip()
+            # Ray workers' output reaches the head's log under their actor prefix (ip=...).
+            named = self.kb.feed(head.name, fresh)
+            if named is not None:
+                named.node = self._node_of(named.line) or named.node
+                raise LaunchError(cause_text(named), list(recent))
             nonlocal others_due
             if others and now >= others_due:
                 others_due = now + 1.0
+                failed = []
 
                 async def read(name: str, other: LogCursor) -> None:
-                    watch.parser(name).feed_lines(
-                        other.fresh(await self._logs(name, **other.read_args("all")))
-                    )
+                    lines = other.fresh(await self._logs(name, **other.read_args("all")))
+                    if _unsaid(watch.parser(name).summary):
+                        watch.parser(name).feed_lines(lines)
+                    found = self.kb.feed(name, lines)
+                    if found is not None:
+                        failed.append((found, lines[-20:]))
 
-                unknown = {n: c for n, c in others.items() if _unsaid(watch.parser(n).summary)}
-                await asyncio.gather(*(read(n, c) for n, c in unknown.items()))
+                await asyncio.gather(*(read(n, c) for n, c in others.items()))
+                if failed:
+                    raise LaunchError(cause_text(failed[0][0]), failed[0][1])
             for net in watch.changed():  # a transport the moment a node's lines show it
                 self.emit(NcclNet(net.node, net.level, net.text()))
             s, v = nccl.summary, vllm_p.summary
@@ -458,7 +481,17 @@ class Launch:
             answer = await serving.ask(self.config, self.nodes.transports[head.name])
             return answer.ready
 
-        await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
+        try:
+            await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
+        except LaunchError as exc:
+            # A timeout with warnings in the logs (a placement group waiting, a Socket fallback):
+            # they are what the operator should read first.
+            warned = self.kb.warnings()
+            if warned and "not reached within" in exc.cause:
+                exc.cause += "; the logs said: " + "; ".join(
+                    f"{f.node}: {f.title} (fix: {f.fix})" for f in warned[:3]
+                )
+            raise
         for name, other in others.items():  # their last lines: each node's init as READY says it
             watch.parser(name).feed_lines(other.fresh(await self._logs(name, **other.read_args("all"))))
         return serving.endpoint(self.config), watch
@@ -475,6 +508,13 @@ class Launch:
         return f"{node}: vLLM failed on {node}'s rank {where}{said}" + (
             f"; {log_node}: {exited}" if exited else ""
         )
+
+    def _node_of(self, line: str) -> str | None:
+        """The node a Ray actor's line came from (its `ip=` prefix), by data address."""
+        m = re.search(r"\bip=([\d.]+)", line)
+        if m is None:
+            return None
+        return next((n.name for n in self.config.nodes if n["data_ip"] == m.group(1)), None)
 
     def _memory(self, r: MemoryReading) -> None:
         """A node's memory during the load, emitted when it moved by 1 GiB or more."""

@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from spark_tui.diagnose.formats import FORMAT_READERS
 from spark_tui.diagnose.kinds import KINDS, detect
 from spark_tui.diagnose.paste import Cleaned, clean
+from spark_tui.knowledge import Watch
 from spark_tui.parsers import docker_text, gpu, nccl, netif, rdma, vllm
 from spark_tui.parsers.docker_text import looks_like_inference
 
@@ -28,11 +30,53 @@ def analyse(text: str, kind: str | None = None) -> dict:
     kind = kind or detect(cleaned)
     result = READERS[kind](cleaned)
     result["kind"] = kind
+    _knowledge(cleaned, result)
     if cleaned.commands:
         result["command"] = cleaned.command
     if cleaned.repeated:
         result["summary"]["repeated_lines_folded_by_ray"] = cleaned.repeated
     return result
+
+
+# A line that reads like a failure; when no entry of the table matches it, it is "not recognised"
+# (listed as such, never taken for the nearest known failure).
+ERRORISH = re.compile(
+    r"\b(?:ERROR|Error|error|FAILED|Failed|failed|FATAL|fatal|WARN|Traceback|denied|refused|Killed)\b"
+)
+NOT_RECOGNISED_SHOWN = 10
+# A traceback's frames and carets say where, not what: never listed as not recognised.
+FRAME = re.compile(r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S')
+
+
+def _knowledge(c: Cleaned, result: dict) -> None:
+    """The failure table over the input: each failure named once with its figures and fix, first
+    among the verdicts; error-like lines it does not know are listed as not recognised."""
+    w = Watch()
+    unknown: list[str] = []
+    for line in c.text.splitlines():
+        w.feed(line)
+        if not w.matched and ERRORISH.search(line) and not FRAME.search(line) and line.strip() not in unknown:
+            unknown.append(line.strip())
+    findings = w.ranked()
+    shown = {v.get("code") for v in result["verdicts"]}
+    named = [_finding_verdict(f) for f in findings if f.id not in shown]
+    result["verdicts"] = named + result["verdicts"]
+    result["findings"] = result.get("findings", []) + [f.as_dict() for f in findings]
+    if unknown:
+        result["not_recognised"] = unknown[:NOT_RECOGNISED_SHOWN]
+        if not findings:
+            result["verdicts"].append(
+                _v(
+                    "warn",
+                    f"{len(unknown)} line(s) read like a failure that spark-tui does not recognise; "
+                    f"first: {unknown[0][:200]}",
+                )
+            )
+
+
+def _finding_verdict(f) -> dict:
+    level = {"error": "error", "warn": "warn"}.get(f.severity, "ok")
+    return {"level": level, "code": f.id, "text": f"{f.title}: {f.means} Fix: {f.fix}"}
 
 
 def analyse_many(inputs: list[tuple[str, str]], kind: str | None = None) -> dict:
@@ -271,6 +315,7 @@ def _docker_ps(c: Cleaned) -> dict:
 
 
 READERS = {
+    **FORMAT_READERS,
     "nccl": _nccl,
     "vllm": _vllm,
     "gpu": _gpu,
@@ -299,6 +344,9 @@ def as_text(result: dict) -> str:
     lines.append("verdicts:")
     for v in result["verdicts"] or [_v("warn", "nothing conclusive in this input")]:
         lines.append(_line(v))
+    if result.get("not_recognised"):
+        lines.append("not recognised (no known failure matches these lines):")
+        lines += [f"  {line[:200]}" for line in result["not_recognised"]]
     return "\n".join(lines)
 
 

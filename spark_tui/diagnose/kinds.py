@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
+from spark_tui.diagnose.formats import FORMAT_KINDS, detect_format
 from spark_tui.diagnose.paste import Cleaned
 from spark_tui.parsers import nccl, rdma
 
-KINDS = ("nccl", "vllm", "gpu", "netif", "ibstat", "gids", "docker-ps")
+KINDS = ("nccl", "vllm", "gpu", "netif", "ibstat", "gids", "docker-ps") + FORMAT_KINDS
 CSV_CELL = re.compile(
     r"^(?:\[N/A\]|\[Not Supported\]|N/A|Not Supported|-?[\d.]+(?: ?(?:MiB|%|W|C|MHz))?|GPU-[\w.-]+|[\w/.:-]+(?: [\w/.:-]+)*)$"
 )
@@ -31,6 +32,9 @@ VLLM_MARKS = (
 
 
 def detect(cleaned: Cleaned) -> str:
+    fmt = detect_format(cleaned)
+    if fmt is not None:
+        return fmt
     head = cleaned.text[:200_000]
     cmd = cleaned.command
     for prefix, kind in (

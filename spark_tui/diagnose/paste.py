@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from spark_tui.parsers.ray_lines import unfold
 
 PROMPT = re.compile(
-    r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.-]+[$#])\s+(?P<cmd>\S.*)$"
+    r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.~-]+[$#])\s+(?P<cmd>\S.*)$"
 )
 COMPOSE = re.compile(r"^(?P<svc>[\w.-]+-\d+)\s+\| ?")
 STAGE = re.compile(r"^\[Stage-\d+\]\s*")
@@ -96,6 +96,7 @@ COMMANDS = (
     "spark-tui",
     "free",
     "lspci",
+    "ethtool",
 )
 
 

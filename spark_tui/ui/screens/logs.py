@@ -13,6 +13,7 @@ from textual.widgets import Footer, Header, Input
 from spark_tui import paths
 from spark_tui.core.cockpit import CockpitAPI, Follower
 from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.knowledge import Watch
 from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.messages import LogStreamEvent
@@ -32,6 +33,7 @@ class LogsScreen(Screen):
         self.sources = sources
         self.source = source
         self.redact = redact or (lambda line: line)
+        self.kb: dict[str, Watch] = {}  # per node: failures the knowledge base names in its lines
         self.followers: list[Follower] = []
         self.input_mode = "filter"
         self.filter_text = ""
@@ -82,7 +84,19 @@ class LogsScreen(Screen):
     def on_log_stream_event(self, message: LogStreamEvent) -> None:
         prefix, event = message.prefix, message.event
         if isinstance(event, LogLines):
-            self.view.add(prefix, [self.redact(line) for line in event.lines])
+            lines = [self.redact(line) for line in event.lines]
+            self.view.add(prefix, lines)
+            watch = self.kb.setdefault(event.node, Watch(event.node))
+            for f in watch.feed_lines(lines):
+                if f.severity in ("error", "warn"):
+                    # Named once, with the fix: the line itself stays where it is in the log.
+                    self.notify(
+                        f"{f.node}: {f.title}\nfix: {f.fix}",
+                        title="known failure" if f.severity == "error" else "known warning",
+                        severity="error" if f.severity == "error" else "warning",
+                        markup=False,
+                        timeout=30,
+                    )
         elif isinstance(event, StreamState):
             text = event.state + (f" ({event.detail})" if event.detail else "")
             if event.state == "disconnected":

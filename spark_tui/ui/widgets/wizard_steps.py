@@ -594,6 +594,10 @@ class LaunchStep(Step):
             plot.update({f"{n} available": v for n, v in self.memory.items()}, self.memory_total)
         elif isinstance(e, ev.NcclNet):
             log.write_line(f"{'WARNING ' if e.level == 'warn' else ''}{e.node} {inert(e.text)}")
+        elif isinstance(e, ev.Diagnosis):
+            # A failure the knowledge base named in a node's log: cause and fix, as inert text.
+            mark = "ERROR" if e.severity == "error" else "WARNING"
+            log.write_line(f"{mark} {e.node}: {self.shown(e.title)} | fix: {self.shown(e.fix)}")
         elif isinstance(e, ev.Removed):
             log.write_line(f"removed {e.container} ({e.image}) on {e.node}")
         elif isinstance(e, ev.StillHolding):

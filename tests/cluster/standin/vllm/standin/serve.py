@@ -6,9 +6,14 @@
 - NCCL lines from each rank's own environment (vllm.standin.nccl); native multi-node
   (--nnodes > 1) really rendezvous over TCP at --master-addr:--master-port; the Ray executor
   really runs on Ray (vllm.standin.ray_executor);
+<<<<<<< HEAD
 - knobs: SPARK_TEST_FAIL=nccl_hang | oom | crash | worker_oom (Ray: the rank on the node at
   SPARK_TEST_FAIL_IP, else the last rank, runs out of memory in its actor; ray_executor.py) | log:NAME (prints
   /usr/share/spark-test/failures/NAME.log, then exits 1); SPARK_TEST_SHARDS (4),
+=======
+- knobs: SPARK_TEST_FAIL=nccl_hang | oom | crash | log:NAME[@HOST] (prints
+  /usr/share/spark-test/failures/NAME.log first thing, then exits 1; with @HOST only on that node); SPARK_TEST_SHARDS (4),
+>>>>>>> main
   SPARK_TEST_SHARD_DELAY (0.1 s per shard), SPARK_TEST_IB_DOWN=1.
 """
 
@@ -65,6 +70,8 @@ def serve(args: argparse.Namespace) -> int:
         f"'pipeline_parallel_size': {args.pipeline_parallel_size}}}",
     )
     fail = os.environ.get("SPARK_TEST_FAIL", "")
+    if fail.startswith("log:"):
+        _failure_log(fail[4:])
     if args.nnodes > 1:
         _native(args, world, fail)
     elif args.distributed_executor_backend == "ray":
@@ -129,16 +136,23 @@ def _failures(fail: str) -> None:
         say(f"(EngineCore_DP0 pid={pid}) ERROR {ts()} [core.py:708] EngineCore failed to start.")
         say("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}")
         sys.exit(1)
-    if fail.startswith("log:"):
-        name = fail[4:]
-        path = FAILURE_LOGS / f"{name}.log"
-        if "/" in name or not path.is_file():
-            say(f"stand-in vllm: no failure log {name!r} in {FAILURE_LOGS}")
-            sys.exit(2)
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                say(line.rstrip("\n"))
+
+
+def _failure_log(what: str) -> None:
+    """`log:NAME[@HOST]`: a real failure's lines (tests/data/failures/NAME.log, copied into the
+    image) as the program printed them, then exit 1, before anything else; with @HOST only on that
+    node (its hostname), so one node of a cluster fails."""
+    name, _, host = what.partition("@")
+    if host and host != socket.gethostname():
+        return
+    path = FAILURE_LOGS / f"{name}.log"
+    if "/" in name or not path.is_file():
+        say(f"cat: can't open '{path}': No such file or directory")
         sys.exit(1)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            say(line.rstrip("\n"))
+    sys.exit(1)
 
 
 def _load_shards() -> None:

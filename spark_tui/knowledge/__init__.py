@@ -1,0 +1,7 @@
+"""One failure knowledge base for `up`, the cockpit and `diagnose`: failures.yaml is the table,
+engine.py matches lines against it."""
+
+from spark_tui.knowledge.engine import Finding, Matcher, Watch, scan
+from spark_tui.knowledge.table import KnowledgeError, Table, load_file, table
+
+__all__ = ["Finding", "KnowledgeError", "Matcher", "Table", "Watch", "load_file", "scan", "table"]

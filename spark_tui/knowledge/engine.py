@@ -1,0 +1,319 @@
+"""Matching lines against the failure table at parser speed.
+
+Every pattern has a literal its matches contain (table.needle_of). All literals go into one
+Aho-Corasick automaton (pyahocorasick, in C), so a line that holds none of them, which is nearly
+every line of a healthy log, costs one scan; only the patterns whose literal a line holds run
+their regex. A line that matches no pattern is not recognised: nothing here guesses at a near
+match.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+import ahocorasick
+
+from spark_tui.knowledge.table import Entry, Pattern, Table, table
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+GIB = re.compile(r"(?P<n>[\d.,]+)\s*(?P<u>[KMGT]i?B|bytes|B)?")
+UNITS = {"B": 1 / 2**30, "BYTES": 1 / 2**30, "KIB": 1 / 2**20, "KB": 1 / 2**20, "MIB": 1 / 1024}
+UNITS.update({"MB": 1 / 1024, "GIB": 1.0, "GB": 1.0, "TIB": 1024.0, "TB": 1024.0})
+
+
+@dataclass
+class Finding:
+    """One failure named from a line: what the table says of it, with this line's figures."""
+
+    id: str
+    family: str
+    severity: str
+    title: str
+    means: str
+    fix: str
+    figures: dict[str, object]
+    line: str
+    source: str
+    secondary: bool = False
+    node: str = ""
+    count: int = 1
+
+    @property
+    def key(self) -> tuple:
+        return (self.id, self.node, tuple(sorted((k, str(v)) for k, v in self.figures.items())))
+
+    def text(self) -> str:
+        """One line for a person: cause, then the fix."""
+        where = f"{self.node}: " if self.node else ""
+        return f"{where}{self.title}: {self.means} Fix: {self.fix}"
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "severity": self.severity,
+            "title": self.title,
+            "means": self.means,
+            "fix": self.fix,
+            "figures": self.figures,
+            "line": self.line,
+            "source": self.source,
+            "count": self.count,
+            **({"node": self.node} if self.node else {}),
+        }
+
+
+def _value(kind: str, raw: str) -> object:
+    raw = raw.strip()
+    try:
+        if kind == "int":
+            return int(raw.replace(",", ""))
+        if kind == "float":
+            return float(raw.replace(",", ""))
+        if kind == "gib":
+            m = GIB.fullmatch(raw)
+            if m:
+                unit = (m.group("u") or "GiB").upper()
+                return round(float(m.group("n").replace(",", "")) * UNITS.get(unit, 1.0), 3)
+    except ValueError:
+        pass
+    return raw
+
+
+class _Figures(dict):
+    """Formats a fix: a figure the line did not carry shows as `?`, never a KeyError."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _fill(text: str, figures: dict[str, object]) -> str:
+    return string.Formatter().vformat(text, (), _Figures({k: v for k, v in figures.items()}))
+
+
+class Matcher:
+    def __init__(self, kb: Table | None = None):
+        self.table = kb or table()
+        # Patterns in table order; each needle names the patterns that contain it.
+        self._items: list[tuple[Entry, Pattern]] = [(e, p) for e in self.table.entries for p in e.patterns]
+        by_needle: dict[str, list[int]] = {}
+        for i, (_, p) in enumerate(self._items):
+            by_needle.setdefault(p.needle, []).append(i)
+        self._automaton = ahocorasick.Automaton()
+        for needle, items in by_needle.items():
+            self._automaton.add_word(needle, tuple(items))
+        self._automaton.make_automaton()
+        # Every literal is ASCII: a batch holding other characters (tqdm's bars) is scanned as
+        # ASCII with each of them one `?` (same offsets), which the automaton reads much faster.
+        self._ascii = all(needle.isascii() for needle in by_needle)
+
+    def hit_lines(self, lines: list[str]) -> list[int]:
+        """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
+        (the automaton runs in C over the joined text; no literal holds a newline)."""
+        text = "\n".join(lines)
+        if self._ascii and not text.isascii():
+            text = text.encode("ascii", "replace").decode("ascii")
+        # iter_long: non-overlapping longest matches; any line holding a literal still gets one
+        ends = [end for end, _ in self._automaton.iter_long(text)]
+        if not ends:
+            return []
+        cum = list(accumulate(map(len, lines)))
+
+        def start(i: int) -> int:  # where line i begins in the joined text
+            return (cum[i - 1] if i else 0) + i
+
+        return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends})
+
+    def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object]]]]:
+        """The entries a line matches with the figures it carries (one per entry), and the line
+        as matched (ANSI colours removed): usually no entry."""
+        scan = self._automaton.iter
+        if next(scan(line), None) is None:
+            return line, []
+        candidates = sorted({i for _, items in scan(line) for i in items})
+        if "\x1b" in line:
+            line = ANSI.sub("", line)
+        out: list[tuple[Entry, dict[str, object]]] = []
+        done: set[str] = set()
+        for i in candidates:
+            entry, pattern = self._items[i]
+            if entry.id in done:
+                continue
+            m = pattern.regex.search(line)
+            if m is None:
+                continue
+            done.add(entry.id)
+            figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
+            _names(entry, figures)
+            out.append((entry, figures))
+        return line, out
+
+    def match(self, line: str) -> list[Finding]:
+        """Every entry a line matches (one finding per entry): usually none."""
+        line, found = self.raw(line)
+        return [self.make(entry, figures, line) for entry, figures in found]
+
+    def make(self, entry: Entry, figures: dict[str, object], line: str) -> Finding:
+        return Finding(
+            id=entry.id,
+            family=entry.family,
+            severity=entry.severity,
+            title=_fill(entry.title, figures),
+            means=_fill(entry.means, figures),
+            fix=_fill(entry.fix, figures),
+            figures=figures,
+            line=line.strip()[:400],
+            source=entry.source[0],
+            secondary=entry.secondary,
+        )
+
+    def named(self, ident: str, figures: dict[str, object], line: str, node: str = "") -> Finding:
+        """A finding of an entry whose figures a format reader computed (ethtool: the link's speed
+        against the port's best mode), told with the table's words."""
+        entry = self.table.by_id(ident)
+        figures = {k: v for k, v in figures.items() if v is not None}
+        _names(entry, figures)
+        return Finding(
+            id=entry.id,
+            family=entry.family,
+            severity=entry.severity,
+            title=_fill(entry.title, figures),
+            means=_fill(entry.means, figures),
+            fix=_fill(entry.fix, figures),
+            figures=figures,
+            line=line.strip()[:400],
+            source=entry.source[0],
+            node=node,
+        )
+
+    def refill(self, finding: Finding, more: dict[str, object]) -> None:
+        """Figures a later line added (`then:` patterns): the texts are made again with them."""
+        entry = self.table.by_id(finding.id)
+        finding.figures.update(more)
+        _names(entry, finding.figures)
+        finding.title = _fill(entry.title, finding.figures)
+        finding.means = _fill(entry.means, finding.figures)
+        finding.fix = _fill(entry.fix, finding.figures)
+
+
+def _names(entry: Entry, figures: dict[str, object]) -> None:
+    """A code's name from the entry's lookup (IBV_WC status 12 -> IBV_WC_RETRY_EXC_ERR)."""
+    for key, names in entry.lookup.items():
+        if key in figures:
+            figures[f"{key}_name"] = names.get(str(figures[key]), f"code {figures[key]}")
+
+
+THEN_WINDOW = 40  # lines after a match in which its `then:` patterns may add figures
+
+
+@dataclass
+class Watch:
+    """A stream of lines (one container's log, one pasted file): findings, each once, counted.
+
+    `feed` returns the findings that are new; a repeat only raises the first one's count (Ray
+    repeats a worker's error on every retry)."""
+
+    node: str = ""
+    matcher: Matcher = field(default_factory=Matcher)
+    findings: dict[tuple, Finding] = field(default_factory=dict)
+    # Findings whose `then:` patterns still read figures: (finding, next pattern, lines left).
+    _open: list[tuple[Finding, int, int]] = field(default_factory=list)
+    matched: bool = False  # the last line fed matched a pattern
+
+    def feed(self, line: str) -> list[Finding]:
+        """New findings of this line (a repeat only counts); `matched` says whether the line
+        matched any pattern at all."""
+        if self._open:
+            self._then(line)
+        new = []
+        line, found = self.matcher.raw(line)
+        self.matched = bool(found)
+        for entry, figures in found:
+            seen = self._same(entry, figures)
+            if seen is not None:
+                seen.count += 1
+                if any(seen.figures.get(k) != v for k, v in figures.items()):
+                    self.matcher.refill(seen, figures)  # a later line of the same failure adds to it
+                continue
+            f = self.matcher.make(entry, figures, line)
+            f.node = self.node
+            self.findings[f.key] = f
+            new.append(f)
+            if entry.then:
+                # The matching line itself may already carry the first figures (one-line syslog).
+                self._open.append((f, self._read_then(f, 0, line), THEN_WINDOW))
+        return new
+
+    def _same(self, entry: Entry, figures: dict[str, object]) -> Finding | None:
+        """An earlier finding this one repeats or completes: same entry and no figure that differs
+        (a warning's figures, like the seconds waited, are simply updated)."""
+        for seen in self.findings.values():
+            if seen.id != entry.id:
+                continue
+            shared = set(seen.figures) & set(figures)
+            if entry.severity != "error" or all(str(seen.figures[k]) == str(figures[k]) for k in shared):
+                return seen
+        return None
+
+    def feed_lines(self, lines) -> list[Finding]:
+        """`feed` for a batch: only the lines holding a literal (and the lines a match's `then:`
+        patterns still read) are looked at one by one."""
+        lines = lines if isinstance(lines, list) else list(lines)
+        hits = self.matcher.hit_lines(lines)
+        out: list[Finding] = []
+        i, h = 0, 0
+        while i < len(lines):
+            if not self._open:
+                while h < len(hits) and hits[h] < i:
+                    h += 1
+                if h == len(hits):
+                    break
+                i = hits[h]
+            out += self.feed(lines[i])
+            i += 1
+        return out
+
+    def _then(self, line: str) -> None:
+        still = []
+        for f, pos, left in self._open:
+            pos = self._read_then(f, pos, line)
+            if left > 1 and pos < len(self.matcher.table.by_id(f.id).then):
+                still.append((f, pos, left - 1))
+        self._open = still
+
+    def _read_then(self, f: Finding, pos: int, line: str) -> int:
+        """Figures from `line` by the entry's `then:` patterns, in their order: the first one at or
+        after `pos` that matches is used; returns the next position."""
+        entry = self.matcher.table.by_id(f.id)
+        for i in range(pos, len(entry.then)):
+            p = entry.then[i]
+            if p.needle in line:
+                m = p.regex.search(line)
+                if m:
+                    self.matcher.refill(
+                        f, {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v}
+                    )
+                    # The rest of the line may hold the next figures (a syslog line joins several).
+                    return self._read_then(f, i + 1, line[m.end() :])
+        return pos
+
+    def ranked(self) -> list[Finding]:
+        """Primary failures before what follows from them, errors before warnings, in log order."""
+        order = {"error": 0, "warn": 1, "info": 2}
+        return sorted(self.findings.values(), key=lambda f: (f.secondary, order[f.severity]))
+
+    def cause(self) -> Finding | None:
+        """The failure to name: the first primary error, else the first error of any kind."""
+        errors = [f for f in self.ranked() if f.severity == "error"]
+        return errors[0] if errors else None
+
+
+def scan(text: str, node: str = "") -> list[Finding]:
+    """The findings of a whole text, ranked."""
+    w = Watch(node)
+    w.feed_lines(text.splitlines())
+    return w.ranked()

@@ -1,0 +1,232 @@
+"""The failure table (failures.yaml): loaded and validated once, each entry compiled.
+
+An entry names one failure operators hit: its line patterns (regexes on the program's own wording),
+what it means, the figures its lines carry (named groups), the fix and the public thread it was
+taken from. A malformed entry is refused with `file:entry: what is wrong`, never skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import re._constants as sre_c  # the regex parser's opcodes: to find each pattern's literal
+import re._parser as sre_parse
+import string
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+SEVERITIES = ("error", "warn", "info")
+FAMILIES = ("vllm", "nccl", "ray", "docker", "driver", "link", "hub", "cuda", "system")
+FIGURE_TYPES = ("str", "int", "float", "gib")
+KEYS = {
+    "id",
+    "family",
+    "severity",
+    "title",
+    "means",
+    "patterns",
+    "figures",
+    "fix",
+    "source",
+    "secondary",
+    "then",
+}
+KEYS |= {"lookup", "reader"}
+READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
+MIN_NEEDLE = 4  # a shorter literal would let most lines through the prefilter
+
+
+class KnowledgeError(ValueError):
+    """A malformed failure table: the message names file:entry."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    regex: re.Pattern[str]
+    needle: str  # a literal every match contains: checked before the regex runs
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    family: str
+    severity: str
+    title: str
+    means: str
+    fix: str
+    source: tuple[str, ...]
+    patterns: tuple[Pattern, ...]
+    figures: dict[str, str] = field(default_factory=dict)  # name -> type
+    # Lines after a match that add figures to it (nvidia-smi prints the versions after the error).
+    then: tuple[Pattern, ...] = ()
+    # True when the line follows from another failure (an engine that died of something said above):
+    # named only when nothing primary was found.
+    secondary: bool = False
+    lookup: dict[str, dict[str, str]] = field(default_factory=dict)  # figure -> code -> name
+    reader: str = ""  # set for entries a format reader produces (ethtool), which have no patterns
+
+
+@dataclass(frozen=True)
+class Table:
+    path: str
+    entries: tuple[Entry, ...]
+
+    @functools.cached_property
+    def _index(self) -> dict[str, Entry]:
+        return {e.id: e for e in self.entries}
+
+    def by_id(self, ident: str) -> Entry:
+        return self._index[ident]
+
+    @property
+    def families(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.entries:
+            out[e.family] = out.get(e.family, 0) + 1
+        return out
+
+
+def _longest_literal(parsed) -> tuple[str, bool]:
+    """(longest literal run every match contains, whether the whole sequence is literal).
+    Groups are entered (a group is mandatory, so its literals are too); repetitions, optional
+    parts, alternations and classes end a run."""
+    best, run, whole = "", "", True
+    for op, arg in parsed:
+        if op is sre_c.LITERAL:
+            run += chr(arg)
+            continue
+        if op is sre_c.SUBPATTERN:
+            inner, literal = _longest_literal(arg[-1])
+            if literal:
+                run += inner
+                continue
+            best = max(best, run, inner, key=len)
+        elif op is not sre_c.AT:
+            best = max(best, run, key=len)
+        else:
+            continue  # ^ and $ match no character: a run goes on across them
+        run, whole = "", False
+    return max(best, run, key=len), whole
+
+
+def needle_of(regex: str, where: str) -> str:
+    """The longest run of literal characters the pattern always contains: the prefilter checks
+    it with `in` before the regex runs."""
+    try:
+        parsed = sre_parse.parse(regex)
+    except re.error as exc:
+        raise KnowledgeError(f"{where}: bad regex {regex!r}: {exc}") from None
+    best, _ = _longest_literal(parsed)
+    if len(best) < MIN_NEEDLE:
+        raise KnowledgeError(
+            f"{where}: pattern {regex!r} has no literal of {MIN_NEEDLE}+ characters outside "
+            "alternations and repetitions (the prefilter needs one): split the alternation into patterns"
+        )
+    return best
+
+
+def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise KnowledgeError(f"{where}: needs a non-empty list of regexes")
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, str) or not item:
+            raise KnowledgeError(f"{where}[{i}]: a regex is a non-empty string")
+        needle = needle_of(item, f"{where}[{i}]")  # parses the regex first: a bad one is named
+        out.append(Pattern(re.compile(item), needle))
+    return tuple(out)
+
+
+def _entry(raw: object, where: str) -> Entry:
+    if not isinstance(raw, dict):
+        raise KnowledgeError(f"{where}: an entry is a mapping")
+    ident = raw.get("id")
+    if not isinstance(ident, str) or not re.fullmatch(r"[a-z0-9_.]+", ident):
+        raise KnowledgeError(f"{where}: id must be lowercase letters, digits, _ and . (got {ident!r})")
+    where = f"{where} ({ident})"
+    extra = set(raw) - KEYS
+    if extra:
+        raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+    for key in ("family", "severity", "title", "means", "fix", "source"):
+        if not raw.get(key):
+            raise KnowledgeError(f"{where}: {key} is missing")
+    if raw["family"] not in FAMILIES:
+        raise KnowledgeError(f"{where}: family {raw['family']!r} is not one of {', '.join(FAMILIES)}")
+    if raw["severity"] not in SEVERITIES:
+        raise KnowledgeError(f"{where}: severity {raw['severity']!r} is not one of {', '.join(SEVERITIES)}")
+    sources = raw["source"] if isinstance(raw["source"], list) else [raw["source"]]
+    if not all(isinstance(s, str) and s.startswith("https://") for s in sources):
+        raise KnowledgeError(f"{where}: source must be the https:// address of the public thread")
+    reader = raw.get("reader") or ""
+    if reader and reader not in READERS:
+        raise KnowledgeError(f"{where}: reader {reader!r} is not one of {', '.join(READERS)}")
+    if reader and "patterns" not in raw:
+        patterns: tuple[Pattern, ...] = ()
+    else:
+        patterns = _patterns(raw.get("patterns"), f"{where}: patterns")
+    then = _patterns(raw["then"], f"{where}: then") if "then" in raw else ()
+    figures = raw.get("figures") or {}
+    if not isinstance(figures, dict) or not all(t in FIGURE_TYPES for t in figures.values()):
+        raise KnowledgeError(f"{where}: figures maps a name to one of {', '.join(FIGURE_TYPES)}")
+    groups = {g for p in patterns + then for g in p.regex.groupindex}
+    missing = set(figures) - groups if not reader else set()
+    if missing:
+        raise KnowledgeError(f"{where}: figure(s) {', '.join(sorted(missing))} captured by no pattern")
+    undeclared = groups - set(figures)
+    if undeclared:
+        raise KnowledgeError(f"{where}: named group(s) {', '.join(sorted(undeclared))} not in figures")
+    lookup = raw.get("lookup") or {}
+    if not isinstance(lookup, dict) or not all(
+        k in figures and isinstance(v, dict) for k, v in lookup.items()
+    ):
+        raise KnowledgeError(f"{where}: lookup maps a figure to a table of code: name")
+    known = set(figures) | {f"{k}_name" for k in lookup}
+    for key in ("title", "means", "fix"):
+        names = {n for _, n, _, _ in string.Formatter().parse(str(raw[key])) if n}
+        if names - known:
+            raise KnowledgeError(f"{where}: {key} names {', '.join(sorted(names - known))}: no such figure")
+    return Entry(
+        id=ident,
+        family=raw["family"],
+        severity=raw["severity"],
+        title=str(raw["title"]),
+        means=" ".join(str(raw["means"]).split()),
+        fix=" ".join(str(raw["fix"]).split()),
+        source=tuple(sources),
+        patterns=patterns,
+        figures=dict(figures),
+        then=then,
+        secondary=bool(raw.get("secondary", False)),
+        lookup={k: {str(c): str(n) for c, n in v.items()} for k, v in lookup.items()},
+        reader=reader,
+    )
+
+
+def parse_table(text: str, path: str) -> Table:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise KnowledgeError(f"{path}: not YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("failures"), list):
+        raise KnowledgeError(f"{path}: expected a mapping with a `failures:` list")
+    entries = [_entry(raw, f"{path}:entry {i + 1}") for i, raw in enumerate(data["failures"])]
+    seen: set[str] = set()
+    for i, e in enumerate(entries):
+        if e.id in seen:
+            raise KnowledgeError(f"{path}:entry {i + 1} ({e.id}): id used twice")
+        seen.add(e.id)
+    return Table(path, tuple(entries))
+
+
+def load_file(path: Path) -> Table:
+    return parse_table(path.read_text(encoding="utf-8"), str(path))
+
+
+@functools.cache
+def table() -> Table:
+    """The packaged table, loaded and validated once per process."""
+    res = resources.files("spark_tui.knowledge") / "failures.yaml"
+    return parse_table(res.read_text(encoding="utf-8"), "spark_tui/knowledge/failures.yaml")

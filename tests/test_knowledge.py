@@ -1,0 +1,380 @@
+"""The failure knowledge base: every real sample named with its cause and figures, nothing named
+for healthy lines, and a malformed table refused with file:entry."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import KnowledgeError, Watch, scan, table
+from spark_tui.knowledge.table import parse_table
+
+DATA = Path(__file__).parent / "data"
+SAMPLES = DATA / "failures"
+
+# What a reader of each real sample names (tests/data/failures/NAME.log, its thread in NAME.source).
+EXPECTED = {
+    "cuda_driver_too_old": ["cuda.driver_too_old"],
+    "cuda_driver_too_old_torch": ["cuda.driver_too_old"],
+    "cuda_forward_compat": ["cuda.driver_too_old"],
+    "cuda_no_kernel_image": ["cuda.no_kernel_image"],
+    "cuda_oom_legacy": ["cuda.out_of_memory"],
+    "cuda_oom_worker": ["cuda.out_of_memory"],
+    "deepgemm_missing_sm121": ["cuda.jit_source_missing"],
+    "docker_device_missing": ["docker.device_missing"],
+    "docker_exec_format_error": ["docker.exec_format_error", "docker.platform_mismatch"],
+    "docker_exec_format_error_legacy": ["docker.exec_format_error", "docker.platform_mismatch"],
+    "docker_exec_format_error_logs": ["docker.exec_format_error"],
+    "docker_exit_137": ["docker.oom_killed"],
+    "docker_manifest_unknown": ["docker.manifest_unknown"],
+    "docker_manifest_unknown_bare": ["docker.manifest_unknown"],
+    "docker_name_in_use": ["docker.name_in_use"],
+    "docker_name_in_use_legacy": ["docker.name_in_use"],
+    "docker_no_arm64_manifest": ["docker.no_arm64_manifest"],
+    "docker_no_gpu_driver": ["docker.gpu_runtime_missing"],
+    "docker_no_gpu_driver_legacy": ["docker.gpu_runtime_missing"],
+    "docker_no_gpu_driver_nvidia": ["docker.gpu_runtime_missing"],
+    "docker_no_space_legacy": ["docker.no_space"],
+    "docker_no_space_pull": ["docker.no_space"],
+    "docker_port_allocated": ["docker.port_allocated"],
+    "docker_port_in_use_legacy": ["docker.port_allocated"],
+    "docker_pull_access_denied": ["docker.pull_access_denied"],
+    "docker_pull_access_denied_nvcr": ["docker.pull_access_denied"],
+    "driver_not_answering": ["driver.not_answering"],
+    "driver_probe_failed": ["driver.probe_failed"],
+    "flash_attn_undefined_symbol": ["vllm.binary_mismatch"],
+    "flashinfer_no_arch": ["cuda.no_arch_for_jit"],
+    "hub_file_404": ["hub.file_not_found"],
+    "hub_forbidden_403": ["hub.not_authorized"],
+    "hub_forbidden_403_colab": ["hub.not_authorized"],
+    "hub_gated_401": ["hub.gated"],
+    "hub_gated_restricted": ["hub.gated"],
+    "hub_offline_mode_enabled": ["hub.offline_not_cached"],
+    "hub_offline_not_cached": ["hub.offline_not_cached"],
+    "hub_repo_not_found_401": ["hub.repo_not_found"],
+    "hub_repo_not_found_404": ["hub.repo_not_found"],
+    "nccl_connect_abort_ipv6": ["nccl.connect_failed"],
+    "nccl_duplicate_gpu": ["nccl.duplicate_gpu", "nccl.invalid_usage"],
+    "nccl_gid_link_local": ["nccl.gid_index_set", "nccl.gid_link_local"],
+    "nccl_gid_roce_version": ["nccl.gid_roce_version"],
+    "nccl_ib_completion_error": ["nccl.ib_completion_error"],
+    "nccl_ib_completion_error_legacy": ["nccl.ib_completion_error"],
+    "nccl_ib_completion_error_plugin_legacy": ["nccl.ib_completion_error"],
+    "nccl_ibp_completion_error": ["nccl.ib_completion_error"],
+    "nccl_internal_error_bad_ifname": ["nccl.bad_socket_ifname", "nccl.internal_error"],
+    "nccl_libibverbs_missing": ["nccl.libibverbs_missing"],
+    "nccl_libibverbs_missing_info": ["nccl.libibverbs_missing"],
+    "nccl_modify_qp_invalid": ["nccl.modify_qp_failed"],
+    "nccl_modify_qp_timeout": ["nccl.modify_qp_failed"],
+    "nccl_modify_qp_unreachable": ["nccl.modify_qp_failed", "nccl.peer_closed", "nccl.proxy_call_failed"],
+    "nccl_no_socket_interface": ["nccl.internal_error", "nccl.no_socket_interface"],
+    "nccl_proxy_call_failed": ["nccl.internal_error", "nccl.proxy_call_failed"],
+    "nccl_remote_error": ["nccl.remote_error", "nccl.socket_failed"],
+    "nccl_socket_recv_failed": ["nccl.proxy_call_failed", "nccl.socket_failed"],
+    "nccl_unhandled_cuda_error": ["nccl.cuda_error"],
+    "nccl_watchdog_timeout": ["nccl.watchdog_timeout"],
+    "nvidia_container_cli_no_driver": ["docker.gpu_runtime_no_driver"],
+    "nvidia_container_cli_nvml_mismatch": ["driver.nvml_mismatch"],
+    "nvml_version_mismatch": ["driver.nvml_mismatch"],
+    "nvml_version_mismatch_ci": ["driver.nvml_mismatch"],
+    "nvrm_api_mismatch": ["driver.api_mismatch"],
+    "nvrm_api_mismatch_client": ["driver.api_mismatch"],
+    "nvrm_api_mismatch_syslog": ["driver.api_mismatch"],
+    "nvrm_no_memory": ["driver.nvrm_no_memory"],
+    "nvrm_no_memory_oneline": ["driver.nvrm_no_memory"],
+    "oom_killer": ["system.oom_killer"],
+    "oom_killer_legacy": ["system.oom_killer"],
+    "podman_exec_format_error": ["docker.exec_format_error", "docker.platform_mismatch"],
+    "podman_no_arm64_image": ["docker.no_arm64_manifest"],
+    "ray_gcs_died": ["ray.gcs_died"],
+    "ray_gcs_unreachable_cpp": ["ray.gcs_unreachable"],
+    "ray_gcs_unreachable_local": ["ray.gcs_unreachable"],
+    "ray_gcs_unreachable_python": ["ray.gcs_unreachable"],
+    "ray_memory_monitor_kill": ["ray.memory_monitor_kill"],
+    "ray_no_running_instance": ["ray.no_running_instance"],
+    "ray_node_marked_dead": ["ray.node_dead"],
+    "ray_node_marked_dead_ip": ["ray.node_dead"],
+    "ray_raylet_address_mismatch": ["ray.address_mismatch"],
+    "ray_raylet_address_mismatch_legacy": ["ray.address_mismatch"],
+    "ray_raylet_address_mismatch_python": ["ray.address_mismatch"],
+    "ray_raylet_marked_dead": ["ray.node_dead"],
+    "ray_raylet_oom_summary": ["ray.memory_monitor_kill"],
+    "ray_session_not_found": ["ray.no_running_instance"],
+    "ray_version_mismatch": ["ray.version_mismatch"],
+    "rdma_no_devices": ["link.no_rdma_devices"],
+    "safetensors_header": ["safetensors.bad_header"],
+    "safetensors_metadata_incomplete": ["safetensors.bad_header"],
+    "torch_capability_not_compatible": ["cuda.capability_not_compatible"],
+    "torch_gb10_capability_notice": ["cuda.capability_notice"],
+    "torch_rendezvous_port_in_use": ["torch.rendezvous_port_in_use"],
+    "transformers_unknown_model_type": ["vllm.unknown_model_type"],
+    "transformers_unknown_model_type_backticks": ["vllm.unknown_model_type"],
+    "trust_remote_code_needed": ["vllm.trust_remote_code"],
+    "trust_remote_code_needed_plain": ["vllm.trust_remote_code"],
+    "vllm_api_key_401": ["vllm.api_key_rejected"],
+    "vllm_engine_core_failed": ["vllm.engine_core_died"],
+    "vllm_engine_core_failed_to_start": ["vllm.engine_core_died"],
+    "vllm_inspect_architecture_failed": ["vllm.unsupported_architecture"],
+    "vllm_invalid_repo_id": ["hub.repo_not_found"],
+    "vllm_kv_cache_too_small_estimate": ["vllm.kv_cache_too_small"],
+    "vllm_kv_cache_too_small_v1": ["vllm.kv_cache_too_small"],
+    "vllm_local_world_size": ["vllm.local_world_size"],
+    "vllm_max_len_over_kv_cache": ["vllm.max_len_over_kv_cache"],
+    "vllm_no_cache_blocks": ["vllm.no_cache_blocks"],
+    "vllm_no_gpu_on_node": ["vllm.no_gpu_on_node"],
+    "vllm_placement_group_gpus": ["vllm.placement_group_gpus"],
+    "vllm_placement_group_waiting": ["vllm.placement_group_waiting"],
+    "vllm_placement_group_waiting_v1": ["vllm.placement_group_waiting"],
+    "vllm_port_in_use": ["vllm.port_in_use"],
+    "vllm_quantization_scheme_unsupported": ["vllm.quantization_unsupported"],
+    "vllm_quantization_unsupported": ["vllm.quantization_unsupported"],
+    "vllm_ray_driver_no_gpu": ["vllm.ray_driver_no_gpu"],
+    "vllm_startup_free_memory": ["vllm.startup_free_memory"],
+    "vllm_startup_free_memory_nodev": ["vllm.engine_core_died", "vllm.startup_free_memory"],
+    "vllm_tp_exceeds_gpus_warning": ["vllm.tp_exceeds_gpus"],
+    "vllm_undefined_symbol": ["vllm.binary_mismatch"],
+    "vllm_unrecognized_arguments": ["vllm.unrecognized_arguments"],
+    "vllm_unsupported_architecture": ["vllm.unsupported_architecture"],
+    "vllm_world_size_local_gpus": ["vllm.local_world_size"],
+    "xid_13_109": ["driver.xid"],
+    "xid_79": ["driver.xid"],
+    "xid_fallen_off_bus": ["driver.fallen_off_bus", "driver.probe_failed"],
+    "xid_legacy": ["driver.xid"],
+    "xid_mmu_fault": ["driver.xid"],
+}
+
+
+def _sample(name: str) -> str:
+    return (SAMPLES / f"{name}.log").read_text()
+
+
+def test_every_sample_has_expectations_and_a_source():
+    names = {p.stem for p in SAMPLES.glob("*.log")}
+    assert names == set(EXPECTED)
+    for name in names:
+        source = (SAMPLES / f"{name}.source").read_text().strip()
+        assert source.startswith("https://github.com/"), name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_samples_are_named(name):
+    assert sorted({f.id for f in scan(_sample(name))}) == EXPECTED[name]
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        ("vllm_unrecognized_arguments", "vllm.unrecognized_arguments", {"args": "--omni"}),
+        ("vllm_max_len_over_kv_cache", "vllm.max_len_over_kv_cache", {"max_len": 29000, "kv_tokens": 23648}),
+        (
+            "vllm_kv_cache_too_small_estimate",
+            "vllm.kv_cache_too_small",
+            {"max_len": 131072, "needed_gib": 16.0, "available_gib": 0.71, "estimated_len": 5632},
+        ),
+        (
+            "vllm_startup_free_memory",
+            "vllm.startup_free_memory",
+            {"free_gib": 1.53, "total_gib": 22.05, "utilization": 0.9, "wanted_gib": 19.84},
+        ),
+        ("hub_gated_401", "hub.gated", {"model": "meta-llama/Llama-2-7b", "status": 401}),
+        ("hub_forbidden_403", "hub.not_authorized", {"model": "meta-llama/Llama-3.1-8B-Instruct"}),
+        (
+            "hub_file_404",
+            "hub.file_not_found",
+            {"model": "HuggingFaceH4/gemma-2-2b-gkd", "file": "config.json"},
+        ),
+        ("safetensors_metadata_incomplete", "safetensors.bad_header", {"error": "MetadataIncompleteBuffer"}),
+        ("vllm_no_gpu_on_node", "vllm.no_gpu_on_node", {"address": "74.10.28.48"}),
+        ("vllm_world_size_local_gpus", "vllm.local_world_size", {"world_size": 2, "gpus": 1}),
+        (
+            "cuda_oom_worker",
+            "cuda.out_of_memory",
+            {"tried_gib": 28.44, "total_gib": 178.34, "free_gib": 7.38},
+        ),
+        (
+            "nccl_ib_completion_error",
+            "nccl.ib_completion_error",
+            {"status": 12, "status_name": "IBV_WC_RETRY_EXC_ERR", "peer": "172.36.143.59<44206>"},
+        ),
+        (
+            "nccl_modify_qp_timeout",
+            "nccl.modify_qp_failed",
+            {"error": "110 Connection timed out", "gid_index": 3, "from_state": "INIT", "to_state": "RTR"},
+        ),
+        (
+            "nccl_watchdog_timeout",
+            "nccl.watchdog_timeout",
+            {"rank": 4, "collective": "ALLREDUCE", "timeout_ms": 1800000},
+        ),
+        (
+            "nccl_unhandled_cuda_error",
+            "nccl.cuda_error",
+            {"nccl_version": "2.20.5", "cuda_error": "1 'invalid argument'"},
+        ),
+        ("ray_gcs_unreachable_cpp", "ray.gcs_unreachable", {"address": "172.23.15.13:20000"}),
+        ("ray_gcs_unreachable_python", "ray.gcs_unreachable", {"address": "10.0.53.19:49650"}),
+        ("ray_raylet_address_mismatch", "ray.address_mismatch", {"address": "10.6.0.55"}),
+        ("ray_node_marked_dead_ip", "ray.node_dead", {"address": "172.31.12.38"}),
+        (
+            "ray_version_mismatch",
+            "ray.version_mismatch",
+            {
+                "cluster_ray": "2.12.0",
+                "cluster_python": "3.11.11",
+                "node_ray": "2.42.0",
+                "node_python": "3.9.21",
+            },
+        ),
+        ("docker_pull_access_denied", "docker.pull_access_denied", {"image": "vila-server"}),
+        ("docker_name_in_use", "docker.name_in_use", {"name": "greenlight-v2"}),
+        ("docker_no_gpu_driver", "docker.gpu_runtime_missing", {"driver": ""}),
+        (
+            "docker_exec_format_error",
+            "docker.platform_mismatch",
+            {"image_platform": "linux/amd64", "host_platform": "linux/arm64/v8"},
+        ),
+        ("nvml_version_mismatch", "driver.nvml_mismatch", {"library_version": "570.124"}),
+        (
+            "nvrm_api_mismatch",
+            "driver.api_mismatch",
+            {"client_version": "570.153.02", "kernel_version": "570.144"},
+        ),
+        (
+            "nvrm_api_mismatch_client",
+            "driver.api_mismatch",
+            {"client_version": "595.84", "kernel_version": "595.80"},
+        ),
+        (
+            "nvrm_api_mismatch_syslog",
+            "driver.api_mismatch",
+            {"client_version": "535.54.03", "kernel_version": "530.30.02"},
+        ),
+        ("xid_79", "driver.xid", {"xid": 79, "xid_name": "GPU has fallen off the bus"}),
+        (
+            "torch_gb10_capability_notice",
+            "cuda.capability_notice",
+            {"gpu": "NVIDIA GB10", "capability": "12.1"},
+        ),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = next(f for f in scan(_sample(name)) if f.id == ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_fix_carries_the_figures():
+    f = next(f for f in scan(_sample("vllm_max_len_over_kv_cache")) if f.id == "vllm.max_len_over_kv_cache")
+    assert "--max-model-len 23648" in f.fix and "29000" in f.title
+    g = next(f for f in scan(_sample("hub_forbidden_403")) if f.id == "hub.not_authorized")
+    assert "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct" in g.fix
+
+
+def test_a_figure_the_line_did_not_carry_shows_as_unknown():
+    f = next(f for f in scan(_sample("vllm_kv_cache_too_small_v1")) if f.id == "vllm.kv_cache_too_small")
+    assert "estimated_len" not in f.figures and "--max-model-len ?" in f.fix
+
+
+def test_the_cause_comes_before_what_follows_from_it():
+    w = Watch("spark-2")
+    w.feed_lines(_sample("vllm_startup_free_memory_nodev").splitlines())
+    cause = w.cause()
+    assert cause is not None and cause.id == "vllm.startup_free_memory" and cause.node == "spark-2"
+    assert [f.id for f in w.ranked()][-1] == "vllm.engine_core_died"
+
+
+def test_repeats_of_one_failure_are_counted_once():
+    w = Watch()
+    w.feed_lines(_sample("vllm_placement_group_waiting").splitlines())
+    (f,) = w.ranked()
+    assert f.count == 2 and f.figures["seconds"] == 30  # the latest wait
+
+
+HEALTHY = [
+    "docker/vllm-apiserver-ready-then-engine-throughput-metrics.txt",
+    "docker/vllm-uvicorn-legacy-ready-lines-dgxspark-playbook.txt",
+    "docker/vllm-shard-progress-prefix-on-own-line-pp-tp-ep-vllm38476.txt",
+    "docker/ray-start-head-tab-separated-docker-logs.txt",
+    "nccl/gb10-nccltests-2node-roce-switch-init.txt",
+    "nccl/dgxspark-vllm-worker-roce-nccl2.31.txt",
+]
+
+
+@pytest.mark.parametrize("rel", HEALTHY)
+def test_healthy_logs_name_no_failure(rel):
+    assert [f.id for f in scan((DATA / rel).read_text()) if f.severity != "info"] == []
+
+
+def test_every_family_has_real_samples():
+    named = {f.family for p in SAMPLES.glob("*.log") for f in scan(p.read_text())}
+    assert (
+        set(table().families) - named == set()
+    )  # ethtool's link entries are tested in test_diagnose_formats
+
+
+def _entry(**over) -> str:
+    base = {
+        "id": "x.y",
+        "family": "vllm",
+        "severity": "error",
+        "title": "t",
+        "means": "m",
+        "fix": "f",
+        "source": "https://github.com/a/b/issues/1",
+        "patterns": ["'some literal (?P<n>\\d+)'"],
+        "figures": "{n: int}",
+    }
+    base.update(over)
+    lines = [f"  {k}: {v}" if k not in ("patterns",) else f"  {k}: [{', '.join(v)}]" for k, v in base.items()]
+    lines[0] = "- " + lines[0].lstrip()
+    return "failures:\n" + "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "over, wording",
+    [
+        ({"severity": "fatal"}, "severity 'fatal'"),
+        ({"family": "gpu"}, "family 'gpu'"),
+        ({"source": "somewhere"}, "source must be"),
+        ({"patterns": ["'(?:abc|def)'"]}, "no literal of 4+"),
+        ({"patterns": ["'broken ('"]}, "bad regex"),
+        ({"figures": "{m: int}"}, "captured by no pattern"),
+        ({"fix": "'use {nope}'"}, "no such figure"),
+        ({"figures": "{n: number}"}, "figures maps"),
+    ],
+)
+def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):
+    with pytest.raises(KnowledgeError) as err:
+        parse_table(_entry(**over), "kb.yaml")
+    assert str(err.value).startswith("kb.yaml:entry 1 (x.y): ") and wording in str(err.value)
+
+
+def test_the_packaged_table_loads_and_an_id_is_used_once():
+    assert len(table().entries) >= 80
+    twice = _entry() + _entry()[len("failures:\n") :]
+    with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 2 \(x.y\): id used twice"):
+        parse_table(twice, "kb.yaml")
+
+
+def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(capsys):
+    from spark_tui.commands import _event_printer
+    from spark_tui.core.failure_watch import diagnosis
+    from spark_tui.knowledge import Watch
+
+    w = Watch("spark-2")
+    w.feed_lines(_sample("hub_gated_401").splitlines())
+    event = diagnosis(w.cause())
+
+    class Mask:  # the printer's redactor interface: one secret, masked wherever it appears
+        def mask(self, text: str) -> str:
+            return text.replace("meta-llama", "***")
+
+        show = mask
+
+    _event_printer(False, Mask())(event)
+    text = capsys.readouterr().out
+    assert (
+        text.startswith("ERROR spark-2: ***/Llama-2-7b is gated") and "\n    fix: Accept the licence" in text
+    )
+    _event_printer(True, Mask())(event)
+    line = json.loads(capsys.readouterr().out)
+    assert line["event"] == "Diagnosis" and line["figures"] == {"model": "***/Llama-2-7b", "status": 401}

@@ -1,0 +1,69 @@
+"""`up` names a known failure the moment a node's log shows it: node, cause, figures and fix, then
+rolls back. The stand-in vLLM prints real failures' lines (SPARK_TEST_FAIL=log:NAME[@HOST], the
+files of tests/data/failures) as the real program printed them."""
+
+import asyncio
+import time
+
+import pytest
+
+from spark_tui.core import events as ev
+from tests.test_launch import config_for, containers, launch
+
+pytestmark = pytest.mark.cluster
+
+
+def _failed_up(cluster, tmp_path, fail: str, **flags):
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_FAIL": fail}
+    config = config_for(cluster, 2, tmp_path, env=env, **flags)
+    start = time.monotonic()
+    ok, got, _ = asyncio.run(launch(config))
+    assert not ok
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    named = [e for e in got if isinstance(e, ev.Diagnosis) and e.severity == "error"]
+    assert all(ids == [] for ids in containers(cluster, 2).values()), "not rolled back"
+    return failed, named, time.monotonic() - start
+
+
+def test_a_worker_whose_kv_cache_is_too_small_is_named_with_both_figures(cluster, tmp_path):
+    worker = cluster.nodes[1].name
+    failed, named, took = _failed_up(
+        cluster, tmp_path, f"log:vllm_max_len_over_kv_cache@{worker}", executor="native"
+    )
+    assert failed.cause.startswith(f"{worker}: container exited with code 1: "), failed.cause
+    assert "max model length 29000 does not fit the KV cache (23648 tokens)" in failed.cause
+    assert "Fix: Set --max-model-len 23648 or less" in failed.cause
+    d = next(d for d in named if d.id == "vllm.max_len_over_kv_cache")
+    assert d.node == worker and d.figures == {"max_len": 29000, "kv_tokens": 23648}
+    assert took < 60  # named when the log says it, not at a timeout
+
+
+def test_a_gated_model_on_the_ray_head_is_named_with_the_model_and_the_token_fix(cluster, tmp_path):
+    head = cluster.nodes[0].name
+    failed, named, _ = _failed_up(cluster, tmp_path, "log:hub_gated_401", executor="ray")
+    assert failed.cause.startswith(f"{head}: meta-llama/Llama-2-7b is gated"), failed.cause
+    assert "HF_TOKEN" in failed.cause
+    assert [(d.node, d.id) for d in named][:1] == [(head, "hub.gated")]
+
+
+def test_an_image_without_the_gpus_kernels_is_named_not_just_an_exit(cluster, tmp_path):
+    failed, named, _ = _failed_up(cluster, tmp_path, "log:cuda_no_kernel_image", executor="native")
+    assert "the image has no GPU code for this GPU (no kernel image)" in failed.cause, failed.cause
+    assert "sm_121" in failed.cause
+    assert {d.id for d in named} == {"cuda.no_kernel_image"}
+
+
+def test_the_cause_above_an_engine_that_died_is_the_one_named(cluster, tmp_path):
+    """vLLM logs the start-up memory check, then 'EngineCore failed to start': the first is the cause."""
+    failed, _, _ = _failed_up(cluster, tmp_path, "log:vllm_startup_free_memory_nodev", executor="ray")
+    assert "only 31.44 of 47.38 GiB free at start-up; gpu_memory_utilization 0.95 wants 45.01 GiB" in (
+        failed.cause
+    ), failed.cause
+    assert "engine core died" not in failed.cause
+
+
+def test_an_unknown_failure_still_ends_with_the_exit_and_its_line(cluster, tmp_path):
+    """Lines the table does not know are not squeezed into a near match: the exit is reported as before."""
+    failed, named, _ = _failed_up(cluster, tmp_path, "log:no_such_sample", executor="native")
+    assert named == []
+    assert "container exited with code 1" in failed.cause and "Fix:" not in failed.cause, failed.cause
