@@ -428,7 +428,7 @@ class Launch:
             # Ray workers' output reaches the head's log under their actor prefix (ip=...).
             named = self.kb.feed(head.name, fresh)
             if named is not None:
-                named.node = self._node_of(named.line) or named.node
+                named.node = self._node_of(named.line) or self._rank_node(vllm_p.summary, head.name) or named.node
                 raise LaunchError(cause_text(named), list(recent))
             nonlocal others_due
             if others and now >= others_due:
@@ -495,6 +495,13 @@ class Launch:
         for name, other in others.items():  # their last lines: each node's init as READY says it
             watch.parser(name).feed_lines(other.fresh(await self._logs(name, **other.read_args("all"))))
         return serving.endpoint(self.config), watch
+
+    def _rank_node(self, v: VllmSummary, log_node: str) -> str | None:
+        """The worker whose rank failed, when vLLM's failure line places it on another node
+        (a RayTaskError's remote traceback has no `ip=` of its own)."""
+        found = v.failure()
+        node = node_of(self.config, found[1], log_node, self.snaps) if found else log_node
+        return node if node != log_node else None
 
     def _vllm_failed(self, v: VllmSummary, log_node: str, exited: str = "") -> str:
         """Why vLLM failed, named for the node whose rank raised it: a Ray worker's lines arrive
