@@ -428,7 +428,9 @@ class Launch:
             # Ray workers' output reaches the head's log under their actor prefix (ip=...).
             named = self.kb.feed(head.name, fresh)
             if named is not None:
-                named.node = self._node_of(named.line) or self._rank_node(vllm_p.summary, head.name) or named.node
+                named.node = (
+                    self._node_of(named.line) or self._rank_node(vllm_p.summary, head.name) or named.node
+                )
                 raise LaunchError(cause_text(named), list(recent))
             nonlocal others_due
             if others and now >= others_due:
