@@ -330,6 +330,16 @@ def test_cockpit_opened_after_headless_up_shows_no_false_drift(cluster, tmp_path
             )
             pane = text_of(app.screen, f"#pane-{worker.name} .pane-nccl")
             assert f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {worker.ip}" in pane
+            # its ranks' init too, from the head's log, in each node's own pane
+            for node in cluster.nodes[:2]:
+                await until(
+                    pilot,
+                    lambda n=node: (
+                        "this node: init complete (1/1 of its ranks)"
+                        in text_of(app.screen, f"#pane-{n.name} .pane-nccl")
+                    ),
+                    f"{node.name}'s init",
+                )
             await pilot.press("q")
 
     asyncio.run(flow())
@@ -376,6 +386,65 @@ def test_pane_marks_containers_of_others(cluster, tmp_path):
             await pilot.pause(0.2)
             pane = text_of(app.screen, f"#pane-{worker.name} .pane-containers")
             assert "FOREIGN vllm_community running up" in pane and "(vLLM/Ray?)" in pane, pane
+            await pilot.press("q")
+
+    asyncio.run(flow())
+
+
+def test_wizard_names_the_worker_whose_rank_failed(cluster, tmp_path):
+    """A worker's rank runs out of memory during the launch: the wizard's FAILED banner names that
+    worker (its line was read in the head's log, which the banner says too)."""
+    head, worker = cluster.nodes[:2]
+    app = make_app(cluster, tmp_path, argv=("-e", "SPARK_TEST_FAIL=worker_oom", "--executor", "ray"))
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: head.name in app.views, "the head pane")
+            await pilot.press("w")
+            wizard = app.screen
+            table = wizard.query_one("#images")
+            await until(pilot, lambda: tc.IMAGE in [k.value for k in table.rows], "the image list")
+            table.move_cursor(row=table.get_row_index(tc.IMAGE))
+            await pilot.press("enter")
+            await until(pilot, lambda: not wizard.check_running and wizard.check_results, "the check")
+            await pilot.press("n")
+            await pilot.press("n")
+            assert wizard.step == "launch"
+            await until(pilot, lambda: wizard.launch_state in ("ready", "failed"), "the launch", timeout=120)
+            banner = text_of(wizard, "#launch-banner")
+            assert wizard.launch_state == "failed", banner
+            assert (
+                f"FAILED: {worker.name}: vLLM failed on {worker.name}'s rank (ip={worker.ip}, "
+                f"read in {head.name}'s log)" in banner
+            ), banner
+            await pilot.press("q")
+
+    asyncio.run(flow())
+
+
+def test_four_panes_each_say_their_nodes_nccl(cluster, tmp_path, run_cli):
+    """Four nodes under Ray: every pane says its own node's transport over its own address and its
+    ranks' init, though the workers' lines are all in the head's log."""
+    path = cluster.cluster_file(4, tmp_path / "c4.yaml")
+    code, out, err = run_cli(
+        "up", "--cluster", path, *tc.SANDBOX_FLAGS, "--executor", "ray", "-e", "SPARK_TEST_SHARD_DELAY=0.02"
+    )
+    assert code == 0, out + err
+    app = make_app(cluster, tmp_path, count=4, argv=("--executor", "ray"))
+
+    async def flow():
+        async with app.run_test(size=(160, 60)) as pilot:
+            for node in cluster.nodes[:4]:
+                await until(
+                    pilot,
+                    lambda n=node: (
+                        "this node: init complete (1/1 of its ranks)"
+                        in text_of(app.screen, f"#pane-{n.name} .pane-nccl")
+                    ),
+                    f"{node.name}'s NCCL in its pane",
+                )
+                pane = text_of(app.screen, f"#pane-{node.name} .pane-nccl")
+                assert f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}" in pane
             await pilot.press("q")
 
     asyncio.run(flow())

@@ -85,11 +85,14 @@ def test_up_ready_drift_clean_down_clean(cluster, tmp_path, executor, count):
         assert any(isinstance(e, ev.Stage) and e.stage == "ray_join" and e.status == "done" for e in got)
     assert any(isinstance(e, ev.Stage) and e.stage == "shards" and e.fraction == 1.0 for e in got)
     # Every node's NCCL transport in the READY report, a Ray worker's too (its lines are in the head's log).
+    # With 4 nodes under Ray, Ray's deduplication would fold all workers' lines but one's:
+    # spark-tui turns it off (RAY_DEDUP_LOGS=0), so each node's transport and init are its own.
     nets = {n.node: n for n in ready[0].nccl}
     for node in cluster.nodes[:count]:
         assert nets[node.name].level == "ok", nets
         assert nets[node.name].text == (
-            f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}"
+            f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; "
+            "init complete (1/1 of its ranks)"
         )
     ok, got = asyncio.run(down(config))
     assert ok and sum(isinstance(e, ev.Removed) for e in got) == count
@@ -162,6 +165,52 @@ def test_nccl_hang_under_ray_attributes_worker_ranks_by_address(cluster, tmp_pat
     _assert_rolled_back(cluster, 2, got, "NCCL init started but not complete")
 
 
+def test_with_rays_dedup_left_on_a_folded_node_is_said_not_guessed(cluster, tmp_path):
+    """RAY_DEDUP_LOGS=1 (overriding spark-tui's 0): the stand-in folds the workers' NCCL lines as
+    Ray does. The first worker's lines and the fold's own node are read; the worker whose lines
+    were folded away is said to be unknown, with the reason, never given another's transport."""
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "RAY_DEDUP_LOGS": "1"}
+    config = config_for(cluster, 4, tmp_path, executor="ray", env=env)
+    ok, got, _ = asyncio.run(launch(config))
+    assert ok, [e for e in got if isinstance(e, ev.Failed)]
+    nets = {n.node: n for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
+    # Which nodes' lines come first and which is the fold's depends on the order they arrive; with
+    # real Ray a fold is printed only when later lines arrive after its 5 s window, if at all.
+    said = [n for n in cluster.nodes[:4] if nets[n.name].level == "ok"]
+    unsaid = [n for n in cluster.nodes[:4] if n not in said]
+    assert said and 1 <= len(unsaid) <= 3, nets
+    for node in said:  # each with its own address: never another node's lines
+        text = nets[node.name].text
+        assert text.startswith(f"NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; ")
+        # its own COMPLETE line, or (folded into another actor's) said not seen, never "in progress"
+        assert text.endswith(
+            ("init complete (1/1 of its ranks)", "Ray's log deduplication may have folded its lines")
+        ), text
+    for node in unsaid:
+        assert nets[node.name].level == "unknown"
+        assert nets[node.name].text.startswith(
+            "NCCL: not said for this node: Ray's log deduplication is on "
+            "(RAY_DEDUP_LOGS=1 from env (command line --env))"
+        ), nets[node.name]
+        assert nets[node.name].text.endswith("RAY_DEDUP_LOGS=0 keeps every node's")
+    asyncio.run(down(config))
+
+
+def test_a_worker_ranks_oom_is_named_for_the_worker(cluster, tmp_path):
+    """A worker's rank runs out of memory; the lines arrive in the head's log with the
+    worker's actor prefix: FAILED names the worker, and the head only as where it was read."""
+    worker = cluster.nodes[2]
+    env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_FAIL": "worker_oom", "SPARK_TEST_FAIL_IP": worker.ip}
+    config = config_for(cluster, 4, tmp_path, executor="ray", env=env)
+    ok, got, _ = asyncio.run(launch(config))
+    assert not ok
+    # named for the worker (by the knowledge base's entry or vLLM's failure line), never the head
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert failed.cause.startswith(f"{worker.name}: "), failed.cause
+    assert "out of memory" in failed.cause.lower(), failed.cause
+    _assert_rolled_back(cluster, 4, got, worker.name)
+
+
 @pytest.mark.parametrize("executor", ["ray", "native"])
 def test_socket_fallback_is_a_warning_naming_its_source(cluster, tmp_path, executor):
     """NCCL_IB_DISABLE=1 from --env sends NCCL over TCP: said per node as soon as the lines show it
@@ -205,7 +254,9 @@ def test_ray_workers_keep_their_own_nccl_variables(cluster, tmp_path):
     ok, got, _ = asyncio.run(launch(config))
     assert ok, got
     nets = {n.node: n.text for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
-    assert nets[worker.name] == f"NCCL: IB/RoCE (IB) on roceP2p1s0f1 over {tc.NETDEV} {worker.ip}", nets
+    assert nets[worker.name] == (
+        f"NCCL: IB/RoCE (IB) on roceP2p1s0f1 over {tc.NETDEV} {worker.ip}; init complete (1/1 of its ranks)"
+    ), nets
     assert "rocep1s0f1, roceP2p1s0f1" in nets[cluster.nodes[0].name]
     asyncio.run(down(config))
 
@@ -223,11 +274,13 @@ def test_socket_fallback_from_a_down_hca_names_the_port(cluster, tmp_path):
         ok, got, _ = asyncio.run(launch(config))
         assert ok, got
         nets = {n.node: n for n in next(e for e in got if isinstance(e, ev.Ready)).nccl}
+        init = "; init complete (1/1 of its ranks)"  # the READY line goes on with the node's init
         assert nets[worker.name].text.endswith(
-            f": HCA rocep1s0f1 is Down, roceP2p1s0f1 is Down on {worker.name}"
+            f": HCA rocep1s0f1 is Down, roceP2p1s0f1 is Down on {worker.name}{init}"
         ), nets
         assert nets[head.name].text.endswith(
             ": cause not in the log: check /dev/infiniband in the container and `ibdev2netdev` on the node"
+            + init
         )
     finally:
         cluster.set_host_tool_sample(
@@ -388,6 +441,42 @@ def test_status_tells_the_whole_story(cluster, tmp_path, run_cli):
     assert data["serving"]["ready"] is False and data["running"] == [head.name, worker.name]
     assert "not answering" in data["serving"]["detail"]
     assert [c["name"] for c in data["foreign"][worker.name]] == ["vllm_leftover"]
+    asyncio.run(down(config))
+
+
+def test_status_names_the_worker_whose_rank_failed(cluster, tmp_path, run_cli):
+    """After READY a worker's rank runs out of memory (a big request, say): its lines reach the
+    head's log with the worker's prefix and the endpoint stops answering. `status` names the
+    worker, and the head only as where the line was read; each of the 4 nodes' NCCL lines keeps
+    its transport and init."""
+    config = config_for(cluster, 4, tmp_path, executor="ray")
+    ok, _, _ = asyncio.run(launch(config))
+    assert ok
+    head, worker = cluster.nodes[0], cluster.nodes[3]
+    oom = (
+        f"(RayWorkerWrapper pid=4242, ip={worker.ip}) ERROR 12-03 10:00:00 [worker_base.py:620] "
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.44 GiB. GPU 0 has a total "
+        "capacity of 119.70 GiB of which 1.38 GiB is free."
+    )
+    engine = "(EngineCore_DP0 pid=7) ERROR 12-03 10:00:01 [core.py:708] EngineCore encountered an issue."
+    script = f"echo {shlex.quote(oom)} >/proc/1/fd/1; echo {shlex.quote(engine)} >/proc/1/fd/1"
+    cluster.docker(head, "exec", "vllm_node", "sh", "-c", script)
+    # the endpoint stops answering (the Python stand-in's server, else the shell stand-in's httpd)
+    if cluster.docker(head, "exec", "vllm_node", "pkill", "-f", "vllm_http", check=False).returncode:
+        cluster.docker(head, "exec", "vllm_node", "killall", "httpd")
+    argv = ["status", "--cluster", str(tmp_path / "c4.yaml"), *tc.SANDBOX_FLAGS, "--executor", "ray"]
+    code, out, _ = run_cli(*argv, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
+    assert "NOT READY" in out, out
+    assert (
+        f"FAILED {worker.name}: vLLM failed on {worker.name}'s rank (ip={worker.ip}, read in {head.name}'s log): "
+        f"(RayWorkerWrapper pid=4242, ip={worker.ip}) ERROR" in out
+    ), out
+    assert f"FAILED {head.name}" not in out
+    for node in cluster.nodes[:4]:  # each node its own transport and init, a worker's from the head's log
+        assert (
+            f"{node.name:<10} NCCL: IB/RoCE (IB) on rocep1s0f1, roceP2p1s0f1 over {tc.NETDEV} {node.ip}; init complete (1/1 of its ranks)"
+            in out
+        )
     asyncio.run(down(config))
 
 

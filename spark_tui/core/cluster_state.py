@@ -1,5 +1,7 @@
 """The cluster as a whole, for `status`: is it serving, on which NCCL transport each node runs,
-what else runs on the nodes, and what differs from the plan. Per-node facts are the snapshots."""
+what else runs on the nodes, what differs from the plan, and, while it does not serve, which
+node's rank failed (a Ray worker's failure is read in the head's log and named for the worker).
+Per-node facts are the snapshots."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from spark_tui.core import engines, serving
 from spark_tui.core.drift import drift
 from spark_tui.core.errors import ENGINE_ERRORS
 from spark_tui.core.events import DriftItem
-from spark_tui.core.nccl_nodes import NodeNccl, per_node
+from spark_tui.core.nccl_nodes import NodeNccl, node_of, per_node
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import ContainerState, NodeSnapshot
 from spark_tui.parsers.nccl import NcclParser, NcclSummary
+from spark_tui.parsers.vllm import VllmParser
 from spark_tui.settings.resolve import Config
 
 
@@ -24,6 +27,8 @@ class ClusterState:
     nccl: dict[str, NodeNccl] = field(default_factory=dict)
     foreign: dict[str, list[ContainerState]] = field(default_factory=dict)
     drift: list[DriftItem] = field(default_factory=list)
+    # node -> why vLLM failed there, read while the cluster does not serve
+    failures: dict[str, str] = field(default_factory=dict)
     # Once serving: the figures with their series, node loads and signals (core/serving_watch.py).
     serving_view: dict | None = None
     serving_lines: list[str] = field(default_factory=list)
@@ -64,7 +69,43 @@ async def cluster_state(
     state.nccl = per_node(config, logs, snaps)
     if state.serving is not None and state.serving.ready and watches is not None:
         await _serving_view(config, nodes, state, watches)
+    if state.serving is None or not state.serving.ready:
+        state.failures = await _failures(config, nodes, running, snaps)
     return state
+
+
+FAILURE_TAIL = 2000  # lines of each log read for a failure while the cluster does not serve
+
+
+async def _failures(
+    config: Config, nodes: Nodes, running: list[str], snaps: list[NodeSnapshot]
+) -> dict[str, str]:
+    """Which node's rank failed, from the end of each running container's log: a Ray worker's
+    error lines arrive in the head's log with the worker's address (actor prefix, RayTaskError)."""
+    name = config["container_name"]
+
+    async def one(node: str):
+        try:
+            client = await nodes.engine(node)
+            raw = await asyncio.to_thread(lambda: client.containers.get(name).logs(tail=FAILURE_TAIL))
+        except ENGINE_ERRORS:
+            return node, None
+        parser = VllmParser()
+        for line in raw.decode(errors="replace").splitlines():
+            parser.feed(line)
+        # Only what vLLM's verdicts call an error (an OOM, a named exception, ...), not any ERROR line.
+        failed = any(v.level == "error" for v in parser.summary.verdicts())
+        return node, parser.summary.failure() if failed else None
+
+    out: dict[str, str] = {}
+    for log_node, found in await asyncio.gather(*(one(n) for n in running)):
+        if found is None:
+            continue
+        line, origin = found
+        node = node_of(config, origin, log_node, snaps)
+        where = "" if node == log_node else f" (ip={origin}, read in {log_node}'s log)"
+        out.setdefault(node, f"vLLM failed on {node}'s rank{where}: {line[:200]}")
+    return out
 
 
 async def _serving_view(config: Config, nodes: Nodes, state: ClusterState, watches: dict) -> None:
@@ -128,7 +169,8 @@ def as_lines(state: ClusterState, config: Config) -> list[str]:
         verdict = "READY" if s.ready else f"NOT READY ({s.detail})"
         lines = [f"cluster {config['name']}: {verdict}: {s.model} at {s.endpoint}"]
     for node, net in state.nccl.items():
-        lines.append(f"  {node:<10} {'WARNING ' if net.level == 'warn' else ''}{net.text()}")
+        lines.append(f"  {node:<10} {'WARNING ' if net.level == 'warn' else ''}{net.line()}")
+    lines += [f"  FAILED {node}: {why}" for node, why in state.failures.items()]
     for node, found in state.foreign.items():
         for c in found:
             look = ", looks like vLLM/Ray" if c.looks_like_inference else ""

@@ -36,14 +36,15 @@ from spark_tui.core.failure_watch import FailureWatch, cause_text
 from spark_tui.core.live import with_detected
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.memory_fit import MemoryGuard, MemoryReading
-from spark_tui.core.nccl_nodes import NcclWatch
+from spark_tui.core.nccl_nodes import NcclWatch, node_of
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
-from spark_tui.parsers.nccl import NcclParser
+from spark_tui.parsers.nccl import NcclParser, NcclSummary
 from spark_tui.parsers.vllm import (
     GCS_UNREACHABLE,
     RAY_NODE_REGISTERED,
     VllmParser,
+    VllmSummary,
     parse_ray_status,
     ray_version_mismatch,
 )
@@ -56,6 +57,11 @@ SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's l
 ASK_WITHOUT_HINT = 5.0
 # The line of an exited container's log that says why it exited.
 EXIT_REASON = re.compile(r": error: |Error\b|error:|not found|No such file|Killed|denied", re.I)
+
+
+def _unsaid(s: NcclSummary) -> bool:
+    """A node's own log has not yet said its transport or that its ranks' init completed."""
+    return s.transport is None or not s.init_start or s.init_complete < s.init_start
 
 
 class LaunchError(Exception):
@@ -152,7 +158,7 @@ class Launch:
             start = {"solo": self._solo, "ray": self._ray, "native": self._native}
             await start[self.config["executor"]]()
             endpoint, watch = await self._wait_ready()
-            nets = [NcclNet(n.node, n.level, n.text()) for n in watch.nets().values()]
+            nets = [NcclNet(n.node, n.level, n.line()) for n in watch.nets().values()]
             self.emit(
                 Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0, nets)
             )
@@ -473,7 +479,7 @@ class Launch:
         # Native ranks log into their own node's container; Ray workers' ranks into the head's.
         others = {} if self.config["executor"] == "ray" else {n.name: LogCursor() for n in self.config.nodes}
         others.pop(head.name, None)
-        others_due = 0.0  # their logs are read once a second, until each says its transport
+        others_due = 0.0  # their logs are read once a second, until each says its transport and init
         recent: deque[str] = deque(maxlen=20)
         recent_nccl: deque[str] = deque(maxlen=10)
         nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
@@ -501,7 +507,9 @@ class Launch:
             # Ray workers' output reaches the head's log under their actor prefix (ip=...).
             named = self.kb.feed(head.name, fresh)
             if named is not None:
-                named.node = self._node_of(named.line) or named.node
+                named.node = (
+                    self._node_of(named.line) or self._rank_node(vllm_p.summary, head.name) or named.node
+                )
                 raise LaunchError(cause_text(named), list(recent))
             nonlocal others_due
             if others and now >= others_due:
@@ -510,7 +518,7 @@ class Launch:
 
                 async def read(name: str, other: LogCursor) -> None:
                     lines = other.fresh(await self._logs(name, **other.read_args("all")))
-                    if watch.parser(name).summary.transport is None:
+                    if _unsaid(watch.parser(name).summary):
                         watch.parser(name).feed_lines(lines)
                     found = self.kb.feed(name, lines)
                     if found is not None:
@@ -523,11 +531,9 @@ class Launch:
                 self.emit(NcclNet(net.node, net.level, net.text()))
             s, v = nccl.summary, vllm_p.summary
             if v.oom or v.tp_exceeds or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
-                raise LaunchError(f"{head.name}: vLLM failed: {(v.oom or v.errors)[-1][:200]}", list(recent))
+                raise LaunchError(self._vllm_failed(v, head.name), list(recent))
             if exited:
-                raise LaunchError(
-                    f"{head.name}: {exited}" + (f": {v.errors[-1][:200]}" if v.errors else ""), list(recent)
-                )
+                raise LaunchError(self._vllm_failed(v, head.name, exited), list(recent))
             if s.init_start and s.init_complete < s.init_start:
                 self._stage(
                     "cluster",
@@ -567,7 +573,29 @@ class Launch:
                     f"{f.node}: {f.title} (fix: {f.fix})" for f in warned[:3]
                 )
             raise
+        for name, other in others.items():  # their last lines: each node's init as READY says it
+            watch.parser(name).feed_lines(other.fresh(await self._logs(name, **other.read_args("all"))))
         return serving.endpoint(self.config), watch
+
+    def _rank_node(self, v: VllmSummary, log_node: str) -> str | None:
+        """The worker whose rank failed, when vLLM's failure line places it on another node
+        (a RayTaskError's remote traceback has no `ip=` of its own)."""
+        found = v.failure()
+        node = node_of(self.config, found[1], log_node, self.snaps) if found else log_node
+        return node if node != log_node else None
+
+    def _vllm_failed(self, v: VllmSummary, log_node: str, exited: str = "") -> str:
+        """Why vLLM failed, named for the node whose rank raised it: a Ray worker's lines arrive
+        in the head's log, and their prefix (or RayTaskError) gives the worker's address."""
+        line, origin = v.failure() or ("", "")
+        node = node_of(self.config, origin, log_node, self.snaps)
+        said = f": {line[:200]}" if line else ""
+        if node == log_node:
+            return f"{log_node}: {exited or 'vLLM failed'}{said}"
+        where = f"(ip={origin}, read in {log_node}'s log)"
+        return f"{node}: vLLM failed on {node}'s rank {where}{said}" + (
+            f"; {log_node}: {exited}" if exited else ""
+        )
 
     def _node_of(self, line: str) -> str | None:
         """The node a Ray actor's line came from (its `ip=` prefix), by data address."""

@@ -3,7 +3,9 @@
 - a leading `$ command` or shell prompt line (`user@host:~$ cmd`, `[root@host ~]# cmd`): dropped,
   and the command kept, for it says what the output is;
 - `docker compose logs` prefixes (`vllm-1  | `): dropped;
-- Ray's `[repeated 3x across cluster]` suffix: dropped (counted); a `[Stage-N]` prefix: dropped;
+- Ray's `[repeated 3x across cluster]` suffix: counted, and left for the parsers, which read it
+  as they do in live logs (parsers/ray_lines.py: the line counts for the node its prefix names,
+  the occurrences it does not name for none); a `[Stage-N]` prefix: dropped;
 - markdown quote markers (`> `) and code fences (```): dropped;
 - tqdm's carriage-return redraws: split into lines.
 Log prefixes the parsers understand themselves (`(RayWorkerWrapper pid=N, ip=A)`,
@@ -15,12 +17,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from spark_tui.parsers.ray_lines import unfold
+
 PROMPT = re.compile(
     r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.~-]+[$#])\s+(?P<cmd>\S.*)$"
 )
 COMPOSE = re.compile(r"^(?P<svc>[\w.-]+-\d+)\s+\| ?")
 STAGE = re.compile(r"^\[Stage-\d+\]\s*")
-REPEATED = re.compile(r"\s*\[repeated (?P<n>\d+)x across cluster\]\s*$")
 FENCE = re.compile(r"^\s*```")
 
 
@@ -55,11 +58,9 @@ def clean(text: str) -> Cleaned:
                 line = line[m.end() :]
             if line.startswith("[Stage-"):
                 line = STAGE.sub("", line, count=1)
-            if "across cluster]" in line:
-                m = REPEATED.search(line)
-                if m:
-                    out.repeated += int(m.group("n"))
-                    line = line[: m.start()]
+            times = unfold(line)[1]
+            if times > 1:  # counted; the suffix stays for the parsers, which unfold it as live logs
+                out.repeated += times
             lines.append(line)
     out.text = "\n".join(lines)
     return out

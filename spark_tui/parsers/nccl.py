@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from spark_tui.parsers.ray_lines import ACTOR as ACTOR  # re-exported: where Ray prefixes are read
+from spark_tui.parsers.ray_lines import actor_of as actor_of
+from spark_tui.parsers.ray_lines import origin_ip, unfold
 from spark_tui.parsers.text import count, strip_ansi
 from spark_tui.parsers.verdict import Verdict
 
@@ -19,7 +22,6 @@ HEADER = re.compile(
     r"(?P<host>[^\s:\]\[(]+):(?P<pid>\d+|X+)(?::(?P<tid>\d+))? \[(?P<dev>\d+)\] "
     r"(?:(?P<src>[\w./-]+:\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?(?P<msg>.*)$"
 )
-ACTOR = re.compile(r"\((?P<actor>\w+) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\d.]+))?\)")
 VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+\S*)")
 BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?P<list>.*)$")
 ADDR_ITEM = re.compile(r"(?:\[\d+\])?(?P<if>[A-Za-z][\w.@-]*):(?P<addr>[0-9A-Fa-f.:]+(?:%[\w.@-]+)?)<\d+>")
@@ -56,6 +58,7 @@ _INFO_PREFIXES = (
     "Using network",
 )
 _LEVELS = ("INFO", "WARN", "TRAC")
+_FOLD_ENDS = ("]", ")")  # Ray's suffix ends the line: `... cluster]`, or its note's `...options.)`
 GB10_TWINS = re.compile(r"^roce(?:p|P2p)1s0f(?P<port>\d)$")
 
 
@@ -68,6 +71,9 @@ class OriginNet:
     hcas: list[str] = field(default_factory=list)
     bootstrap: list[tuple[str, str]] = field(default_factory=list)  # (ifname, address)
     env: dict[str, str] = field(default_factory=dict)  # NCCL_* variables NCCL says it read
+    init_start: int = 0  # Init START / COMPLETE lines of this origin's ranks
+    init_complete: int = 0
+    errors: list[str] = field(default_factory=list)  # NCCL errors its lines raised
 
 
 @dataclass
@@ -94,6 +100,11 @@ class NcclSummary:
     rank_origin: dict[int, str] = field(default_factory=dict)
     ranks_complete: set[int] = field(default_factory=set)
     by_origin: dict[str, OriginNet] = field(default_factory=dict)
+    # NCCL lines Ray's log deduplication held back without naming their actor (the N-1 of each
+    # `[repeated Nx across cluster]`, ray_lines.py), and how many of them were Init lines: they
+    # count in the totals above, but belong to no origin.
+    folded: int = 0
+    folded_init: int = 0
 
     def pending_ranks(self) -> dict[int, str]:
         """Ranks that started init and have not completed it, with where they run."""
@@ -204,6 +215,9 @@ class NcclParser:
                 line = strip_ansi(line)
             if line[-1:] in _TRAILING:
                 line = line.rstrip()
+            times = 1
+            if line[-1:] in _FOLD_ENDS and "across cluster]" in line:
+                line, times = unfold(line)  # Ray folded this many occurrences into this line
             idx = line.find(" NCCL ")
             level = line[idx + 6 : idx + 10] if idx > 0 else ""
             cached = cache_get(line[:idx], _MISS) if level in levels else None
@@ -213,19 +227,24 @@ class NcclParser:
             else:
                 parsed = split_header(line)
                 if parsed is None:
-                    found += bare(line)
+                    said = bare(line)
+                    found += said
+                    if times > 1 and said:
+                        s.folded += times - 1
                     continue
                 host, level, msg = parsed
             found += 1
+            if times > 1:
+                s.folded += times - 1
             s.nccl_lines += 1
             if host not in hosts:
                 hosts.add(host)
                 s.hosts.append(host)
             if level == "WARN":
                 s.warnings.append(msg)
-                error_check(msg)
+                error_check(msg, line, host)
             else:
-                info(msg, now, host, line)
+                info(msg, now, host, line, times)
         return found
 
     def _bare(self, line: str) -> bool:
@@ -235,9 +254,11 @@ class NcclParser:
         if v and s.version is None:
             s.version = v.group("v")
             return True
-        return self._error_check(line)
+        return self._error_check(line, line)
 
-    def _error_check(self, text: str) -> bool:
+    def _error_check(self, text: str, line: str | None = None, host: str | None = None) -> bool:
+        """An NCCL error in `text`; the origin of `line` (its Ray prefix, else NCCL's `host`) gets
+        it too. The origin is worked out only for an error: most lines are none."""
         if "rror" not in text and "failed" not in text and "Watchdog" not in text:
             return False  # every ERROR_PATTERNS alternative contains one of these
         m = ERROR_PATTERNS.search(text)
@@ -247,9 +268,20 @@ class NcclParser:
         if ibv:
             self.summary.ibv_failures.append(ibv.group("call"))
         self.summary.errors.append(text.strip())
+        if line is not None:
+            origin = _origin(line, host) if host is not None else origin_ip(line) or ""
+            self._net(origin).errors.append(text.strip())
         return True
 
-    def _info(self, msg: str, now: float | None, host: str = "", line: str = "") -> None:
+    def _net(self, origin: str) -> OriginNet:
+        net = self.summary.by_origin.get(origin)
+        if net is None:
+            net = self.summary.by_origin[origin] = OriginNet()
+        return net
+
+    def _info(self, msg: str, now: float | None, host: str = "", line: str = "", times: int = 1) -> None:
+        """One INFO message; `times` > 1 when Ray folded that many occurrences into this line
+        (the shown one is its prefix's; the others' actors are not named)."""
         s = self.summary
         if msg.startswith(_INFO_PREFIXES):
             self._config_line(msg, _origin(line, host))
@@ -258,15 +290,20 @@ class NcclParser:
             if m:
                 s.nranks = count(m.group("nranks")) or 0
                 rank = count(m.group("rank")) or 0
-                s.rank_origin.setdefault(rank, _origin(line, host))
+                where = _origin(line, host)
+                s.rank_origin.setdefault(rank, where)
+                net = self._net(where)
+                s.folded_init += times - 1
                 if m.group("what") == "COMPLETE":
                     s.ranks_complete.add(rank)
                 if m.group("what") == "START":
-                    s.init_start += 1
+                    s.init_start += times
+                    net.init_start += 1
                     if s.first_pending_start is None:
                         s.first_pending_start = now
                 else:
-                    s.init_complete += 1
+                    s.init_complete += times
+                    net.init_complete += 1
                     if s.init_complete >= s.init_start:
                         s.first_pending_start = None
         elif "nNodes" in msg:
@@ -285,7 +322,7 @@ class NcclParser:
                     s.transport = s.transport or m.group("net")
                     origin.transport = m.group("net")
         else:
-            self._error_check(msg)
+            self._error_check(msg, line, host)
 
     def _config_line(self, msg: str, origin: str) -> None:
         """Version, environment, bootstrap, interface and HCA lines."""
@@ -428,13 +465,6 @@ def _host_of(prefix: str) -> str | None:
     else:
         return None
     return host if host and not host.startswith(("[", "(")) else None
-
-
-def actor_of(line: str) -> tuple[str, str | None] | None:
-    """The Ray/vLLM process prefix of a line: (actor name, ip or None). With two prefixes
-    (`(EngineCore_DP0 pid=1) (RayWorkerWrapper pid=2, ip=A)`) the one with an address wins."""
-    found = [(m.group("actor"), m.group("ip")) for m in ACTOR.finditer(line[:200])]
-    return next((f for f in found if f[1]), found[0] if found else None)
 
 
 def is_nccl_line(line: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from spark_tui.parsers.ray_lines import DIED_IP, TASK_ERROR, origin_ip, unfold
 from spark_tui.parsers.text import count, strip_ansi
 from spark_tui.parsers.verdict import Verdict
 
@@ -78,9 +79,18 @@ STATUS_SECTIONS = {
     "Resources": "other",
 }
 # argparse's own failure (`vllm serve: error: unrecognized arguments: ...`) counts too.
+# Ray's `RayTaskError(OutOfMemoryError): ray::RayWorkerWrapper.execute_method() (pid=N, ip=A, ...)`
+# is how the driver hears that a worker actor's call failed.
 ERROR_LINE = re.compile(
-    r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:)|^[\w. -]+: error: "
+    r"\b(?:ERROR|Traceback \(most recent call last\)|RuntimeError:|ValueError:|RayTaskError\b|ActorDiedError:)"
+    r"|^[\w. -]+: error: |A worker died or was killed"
 )
+# The process prefixes in front of a line (`(EngineCore_DP0 pid=7) `), and the last line of a
+# Python traceback (`torch.OutOfMemoryError: ...`, `ValueError`).
+PROC_PREFIX = re.compile(r"^(?:\s*\(\w+ pid=\d+(?:, ip=[\d.]+)?\) ?)+")
+REMOTE_END = re.compile(r"^[\w.]+(?:Error|Exception|Interrupt|Exit)\b")
+# The line that names the exception (not the traceback's frames).
+NAMED_ERROR = re.compile(r"\b\w+(?:Error|Exception)(?:\(\w+\))?: |: error: ")
 
 
 @dataclass
@@ -109,6 +119,24 @@ class VllmSummary:
     startup_memory: dict[str, str] | None = None  # vLLM's start-up free-memory check that failed
     oom_figures: dict[str, str] | None = None  # tried, gpu, total, free, in use, as the line says
     load: dict[str, float] = field(default_factory=dict)  # LOAD_FIGURES found
+    # Where each line in `oom` and `errors` came from: the address a Ray prefix or RayTaskError
+    # names (ray_lines.origin_ip), "" for the log's own node.
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def failure(self) -> tuple[str, str] | None:
+        """The line that says why vLLM failed and the address of the node it came from ("" for
+        the node whose log this is). A rank's own line first: the first out-of-memory line, else
+        the first named error (any error line when none is named) that a Ray worker's prefix or
+        RayTaskError places on a node, else the last one (the driver's summary)."""
+        if self.oom:
+            line = self.oom[0]
+        else:
+            told = [e for e in self.errors if NAMED_ERROR.search(e)] or self.errors
+            placed = [e for e in told if self.origins.get(e)]
+            if not told:
+                return None
+            line = placed[0] if placed else told[-1]
+        return line, self.origins.get(line, "")
 
     @property
     def ready(self) -> bool:
@@ -158,7 +186,7 @@ class VllmSummary:
             out.append(Verdict("error", "oom", f"out of memory: {self.oom[-1][:160]}"))
         elif not self.tp_exceeds:
             # The line that names the exception (not the traceback's frames) says most.
-            named = [e for e in self.errors if re.search(r"\b\w+(?:Error|Exception): |: error: ", e)]
+            named = [e for e in self.errors if NAMED_ERROR.search(e)]
             if named:
                 out.append(Verdict("error", "error", f"error: {named[-1][-200:]}"))
         if self.tp_exceeds:
@@ -216,8 +244,15 @@ class VllmSummary:
 class VllmParser:
     def __init__(self) -> None:
         self.summary = VllmSummary()
+        self._died: tuple[str, int] | None = None  # an ActorDiedError waiting for its `ip:` line
+        # A RayTaskError's remote traceback follows it in the driver's output, ending in the
+        # exception the actor raised: those lines are the actor's node's (`ip=` of the error).
+        self._remote: str | None = None
+        self._here: str | None = None  # the remote node the current line belongs to
 
     def feed(self, line: str) -> None:
+        # Ray's dedup suffix is not part of what the program printed (the prefix still names the node).
+        line = unfold(line)[0]
         # tqdm redraws with \r: each segment is its own progress update.
         if "\r" in line:
             for part in line.split("\r"):
@@ -227,6 +262,11 @@ class VllmParser:
 
     def _one(self, line: str) -> None:
         s = self.summary
+        if self._died is not None:
+            self._actor_died(line)
+        self._here = None
+        if self._remote is not None:
+            self._remote_step(line)
         if "shards" in line:
             m = SHARDS.search(line)
             if m:
@@ -262,7 +302,7 @@ class VllmParser:
             m = TP_EXCEEDS.search(line)
             if m:
                 s.tp_exceeds = (count(m.group("tp")) or 0, count(m.group("gpus")) or 0)
-                s.errors.append(line.strip())
+                self._error(line.strip(), line)
         if "took" in line or "KV" in line or "oncurrency" in line or "blocks" in line:
             for key, rx in LOAD_FIGURES.items():
                 m = rx.search(line)
@@ -270,7 +310,9 @@ class VllmParser:
                     s.load[key] = float(m.group("v").replace(",", ""))
         if "memory" in line or "Killed" in line or "allocate" in line:
             if OOM.search(line) or "Tried to allocate" in line:
-                s.oom.append(strip_ansi(line).strip())
+                text = strip_ansi(line).strip()
+                s.oom.append(text)
+                s.origins.setdefault(text, origin_ip(text) or self._here or "")
                 m = STARTUP_FREE.search(line)
                 if m:
                     s.startup_memory = {k: v for k, v in m.groupdict().items() if v}
@@ -283,7 +325,35 @@ class VllmParser:
             and ERROR_LINE.search(line)
             and "NCCL" not in line
         ):
-            s.errors.append(strip_ansi(line).strip())
+            self._error(strip_ansi(line).strip(), line)
+
+    def _error(self, text: str, line: str) -> None:
+        self.summary.errors.append(text)
+        self.summary.origins.setdefault(text, origin_ip(strip_ansi(line)) or self._here or "")
+        if "ActorDiedError:" in text:
+            self._died = (text, 0)
+        m = TASK_ERROR.search(text)
+        if m:
+            self._remote = m.group("ip")
+
+    def _remote_step(self, line: str) -> None:
+        """Whether this line is part of the remote traceback after a RayTaskError."""
+        body = PROC_PREFIX.sub("", strip_ansi(line), count=1)
+        if not body.strip() or body.startswith((" ", "\t", "Traceback (most recent call last)")):
+            self._here = self._remote  # a frame of the actor's traceback
+        elif REMOTE_END.match(body):
+            self._here, self._remote = self._remote, None  # the exception the actor raised
+        else:
+            self._remote = None
+
+    def _actor_died(self, line: str) -> None:
+        """Ray says which node a dead actor was on a few lines below ActorDiedError (`\tip: A`)."""
+        assert self._died is not None
+        text, seen = self._died
+        m = DIED_IP.search(strip_ansi(line))
+        if m:
+            self.summary.origins[text] = m.group("ip")
+        self._died = None if m or seen >= 8 else (text, seen + 1)
 
 
 def parse_text(text: str) -> VllmSummary:

@@ -51,9 +51,16 @@ def derive_container_env(
         src = f"executor ray ({values['executor'].source})"
         out.append(DerivedVar("RAY_memory_monitor_refresh_ms", "0", src))
         out.append(DerivedVar("RAY_object_store_memory", "1073741824", src))
-        # Ray folds a line that another worker printed alike (numbers aside) into a later
-        # "[repeated Nx across cluster]": each worker's own NCCL lines must reach the head's log.
-        out.append(DerivedVar("RAY_DEDUP_LOGS", "0", src))
+        # Ray folds lines several actors print alike into one (`[repeated Nx across cluster]`,
+        # shown ~5 s late): with 3+ nodes every worker's NCCL lines but one would be folded away.
+        out.append(
+            DerivedVar(
+                "RAY_DEDUP_LOGS",
+                "0",
+                f"{src}: every worker's lines reach the head's log, each with its node "
+                "(Ray's deduplication would fold alike lines of several nodes into one)",
+            )
+        )
     token = values["hf_token"]
     if token.value:
         out.append(DerivedVar("HF_TOKEN", token.value, f"hf_token ({token.source})", secret=True))

@@ -146,14 +146,22 @@ def containers_text(view: NodeView) -> Text:
 def nccl_text(view: NodeView) -> Text:
     t = _text()
     s, net = view.nccl, view.nccl_net
-    if net is not None and (net.transport is not None or net.hcas):
+    if net is not None and (net.transport is not None or net.hcas or net.folded or net.dedup):
         # The transport, even when this node's lines are in another log (a Ray worker's are the head's).
-        t.append(inert(net.text()), style="yellow" if net.level == "warn" else "bold")
+        folded = net.transport is None and (net.folded or net.dedup)  # said why it is not known
+        t.append(inert(net.text()), style="yellow" if net.level == "warn" or folded else "bold")
     elif s is None:
         t.append("NCCL: no spark-tui container log yet", style="dim")
         return t
     else:
         t.append("NCCL: transport not logged yet", style="dim")
+    if net is not None and net.init_text():
+        # This node's own ranks, wherever their lines were read (the log's totals follow below).
+        t.append(
+            f"\nthis node: {net.init_text()}", style="" if net.init_complete >= net.init_start else "yellow"
+        )
+    for err in net.errors[:2] if net is not None else []:
+        t.append(f"\nERROR {inert(err[:160])}", style="red")
     if s is None:
         return t
     if s.version or s.init_start:

@@ -75,6 +75,29 @@ class RayWorkerWrapper:
     def load_model(self) -> None:
         print(f"INFO {_ts()} [default_loader.py:267] Loading weights took 0.52 seconds", flush=True)
 
+    def determine_available_memory(self, rank: int, world: int) -> int:
+        """vLLM's memory profiling on each rank. SPARK_TEST_FAIL=worker_oom: the rank on the node at
+        SPARK_TEST_FAIL_IP (else the last rank) runs out of memory, logged as vLLM's worker logs it
+        (worker_base.py's logger.exception), and the driver gets Ray's RayTaskError naming it."""
+        chosen = os.environ.get("SPARK_TEST_FAIL_IP")
+        me = self.get_node_ip() == chosen if chosen else rank == world - 1
+        if os.environ.get("SPARK_TEST_FAIL") == "worker_oom" and me:
+            _log(
+                "ERROR",
+                "worker_base.py:620",
+                "Error executing method 'determine_available_memory'. This might cause deadlock in "
+                "distributed execution.",
+            )
+            print("Traceback (most recent call last):", flush=True)
+            err = "CUDA out of memory. Tried to allocate 28.44 GiB. GPU 0 has a total capacity of 119.70 GiB of which 1.38 GiB is free."
+            print(f"torch.OutOfMemoryError: {err}", flush=True)
+            raise OutOfMemoryError(err)
+        return 1 << 30
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError's stand-in: Ray names the driver's exception after it."""
+
 
 def _non_carry_over() -> set[str]:
     root = os.environ.get("VLLM_CONFIG_ROOT") or os.path.join(
@@ -177,6 +200,7 @@ def _start(world: int, hang_in_init: bool) -> None:
             time.sleep(3600)
     ray.get([w.init_complete.remote(rank, world) for rank, w in enumerate(workers)])
     ray.get([w.load_model.remote() for w in workers])
+    ray.get([w.determine_available_memory.remote(rank, world) for rank, w in enumerate(workers)])
     # Ray prints forwarded lines as they arrive: let this round reach the log before going on.
     time.sleep(1.0)
     _WORKERS.extend(workers)  # the actors live as long as the engine
