@@ -6,14 +6,10 @@
 - NCCL lines from each rank's own environment (vllm.standin.nccl); native multi-node
   (--nnodes > 1) really rendezvous over TCP at --master-addr:--master-port; the Ray executor
   really runs on Ray (vllm.standin.ray_executor);
-<<<<<<< HEAD
 - knobs: SPARK_TEST_FAIL=nccl_hang | oom | crash | worker_oom (Ray: the rank on the node at
-  SPARK_TEST_FAIL_IP, else the last rank, runs out of memory in its actor; ray_executor.py) | log:NAME (prints
-  /usr/share/spark-test/failures/NAME.log, then exits 1); SPARK_TEST_SHARDS (4),
-=======
-- knobs: SPARK_TEST_FAIL=nccl_hang | oom | crash | log:NAME[@HOST] (prints
-  /usr/share/spark-test/failures/NAME.log first thing, then exits 1; with @HOST only on that node); SPARK_TEST_SHARDS (4),
->>>>>>> main
+  SPARK_TEST_FAIL_IP, else the last rank, runs out of memory in its actor; ray_executor.py) |
+  log:NAME[@HOST] (prints /usr/share/spark-test/failures/NAME.log first thing, then exits 1; with
+  @HOST only on that node); SPARK_TEST_SHARDS (4),
   SPARK_TEST_SHARD_DELAY (0.1 s per shard), SPARK_TEST_IB_DOWN=1.
 """
 
