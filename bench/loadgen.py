@@ -25,30 +25,33 @@ from spark_tui.core import loadgen  # noqa: E402
 STANDIN = ROOT / "tests" / "cluster" / "standin" / "vllm_http.py"
 
 
-def bench_loadgen(seconds: float = 5.0, concurrency: int = 8, output_tokens: int = 512) -> dict:
+def start_standin(**knobs: str) -> tuple[str, subprocess.Popen]:
+    """The stand-in vLLM server in its own process on loopback with these SPARK_TEST_* knobs:
+    its /v1 base URL (once it accepts connections) and the process to kill afterwards."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(
-        os.environ,
-        SPARK_TEST_TOKENS_PER_S="1000000",
-        SPARK_TEST_FIRST_TOKEN_S="0",
-        SPARK_TEST_STAT_INTERVAL="3600",
-    )
     server = subprocess.Popen(
         [sys.executable, str(STANDIN), "--port", str(port), "--served", "m", "--host", "127.0.0.1"],
-        env=env,
+        env=dict(os.environ, **knobs),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return f"http://127.0.0.1:{port}/v1", server
+
+
+def bench_loadgen(seconds: float = 5.0, concurrency: int = 8, output_tokens: int = 512) -> dict:
+    url, server = start_standin(
+        SPARK_TEST_TOKENS_PER_S="1000000", SPARK_TEST_FIRST_TOKEN_S="0", SPARK_TEST_STAT_INTERVAL="3600"
+    )
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         params = loadgen.Params(
             model="m",
             concurrency=(concurrency,),
@@ -57,7 +60,7 @@ def bench_loadgen(seconds: float = 5.0, concurrency: int = 8, output_tokens: int
             duration=seconds,
         )
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        (level,) = asyncio.run(loadgen.run(f"http://127.0.0.1:{port}/v1", params))
+        (level,) = asyncio.run(loadgen.run(url, params))
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     finally:
         server.kill()

@@ -6,8 +6,6 @@ import asyncio
 import json
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +17,6 @@ from spark_tui.core import bench_run, loadgen
 from spark_tui.core.bench_store import Store, StoreError, provenance_diff
 
 HERE = Path(__file__).parent
-STANDIN = HERE / "cluster" / "standin" / "vllm_http.py"
 
 
 def _port() -> int:
@@ -31,22 +28,10 @@ def _port() -> int:
 @pytest.fixture
 def standin():
     """The stand-in vLLM server in its own process on loopback: 200 tokens/s, first token at 50 ms."""
-    port = _port()
-    env = {"SPARK_TEST_TOKENS_PER_S": "200", "SPARK_TEST_FIRST_TOKEN_S": "0.05", "PATH": "/usr/bin:/bin"}
-    proc = subprocess.Popen(
-        [sys.executable, str(STANDIN), "--port", str(port), "--served", "m", "--host", "127.0.0.1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
+    from bench.loadgen import start_standin
+
+    url, proc = start_standin(SPARK_TEST_TOKENS_PER_S="200", SPARK_TEST_FIRST_TOKEN_S="0.05")
+    yield url
     proc.kill()
     proc.wait()
 
