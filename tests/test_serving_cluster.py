@@ -149,3 +149,35 @@ def test_watch_scrapes_through_the_head_connection_and_names_an_idle_twin(cluste
     assert links[tc.NETDEV].twin == tc.TWIN_NETDEV and (links[tc.NETDEV].rx_bps or 0) > 1e6
     idle = [s for s in look.signals if s.id == "twin_idle"]
     assert idle and idle[0].node == config.head.name and tc.TWIN_NETDEV in idle[0].text
+
+
+@pytest.mark.cluster
+def test_status_reads_the_launched_containers_metrics_with_their_series(cluster, tmp_path, run_cli):
+    """End to end: the launched stand-in vLLM (0.12.0, current names only) serves /metrics; while
+    requests stream (spark-tui's load generator), `status --json` gives figures over its window,
+    each with the series it came from."""
+    import asyncio
+    import threading
+
+    from spark_tui.core import loadgen
+
+    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    code, out, err = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS)
+    assert code == 0, err
+    head = cluster.nodes[0]
+    params = loadgen.Params(model="test/tiny-model", concurrency=(2,), duration=8.0, output_tokens=32)
+    load = threading.Thread(target=lambda: asyncio.run(loadgen.run(f"http://{head.ip}:8000/v1", params)))
+    try:
+        load.start()
+        code, out, _ = run_cli("status", "--cluster", path, "--json")
+        view = json.loads(out)["serving_view"]
+        assert view["origin"] == "metrics", view
+        figures = view["figures"]
+        assert figures["kv_pct"]["source"] == "vllm:kv_cache_usage_perc"
+        assert figures["decode_tps"]["source"].startswith("rate(vllm:generation_tokens_total")
+        assert figures["decode_tps"]["value"] > 0, figures["decode_tps"]
+        assert figures["ttft_p50"]["source"].startswith("vllm:time_to_first_token_seconds_bucket over")
+        assert figures["ttft_p50"]["value"] is not None, figures["ttft_p50"]
+    finally:
+        load.join()
+        run_cli("down", "--cluster", path, "--yes")
