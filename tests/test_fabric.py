@@ -213,3 +213,17 @@ def test_report_with_fabric_has_the_rows(cluster, tmp_path, run_cli):
     assert "fabric.link" in text and "by iperf3" in text
     code, _, _ = run_cli("report", "--cluster", str(path), "--out", str(out))
     assert "fabric.link" not in out.read_text()
+
+
+def test_the_fabric_record_is_read_as_hostile_input(tmp_path):
+    from spark_tui.core import fabric_record
+
+    env = {"XDG_STATE_HOME": str(tmp_path)}
+    rows = [{"sender": "a", "receiver": "b", "netdev": "enp1s0f1np1", "gbps": 97.3, "tool": "iperf3"}]
+    fabric_record.save("c", rows, env)
+    got = fabric_record.last_measured("c", env)
+    assert got[("b", "enp1s0f1np1")].startswith("measured 97.3 Gb/s by iperf3 with a, ")
+    assert oct(fabric_record.record_path("c", env).stat().st_mode & 0o777) == "0o600"
+    for bad in ("", "[]", '{"links": 3}', '{"links": [1, {"sender": 1}, {"gbps": true}]}', "\x00\xff"):
+        fabric_record.record_path("c", env).write_text(bad)
+        assert fabric_record.last_measured("c", env) == {}

@@ -162,6 +162,8 @@ def test_status_reads_the_launched_containers_metrics_with_their_series(cluster,
     from spark_tui.core import loadgen
 
     path = cluster.cluster_file(2, tmp_path / "c2.yaml")
+    # The data link measured before the launch: the panes and status set its traffic beside it.
+    run_cli("check", "--cluster", path, "--fabric", "--fabric-tool", "tcp", "--fabric-seconds", "1")
     code, out, err = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS)
     assert code == 0, err
     head = cluster.nodes[0]
@@ -178,6 +180,10 @@ def test_status_reads_the_launched_containers_metrics_with_their_series(cluster,
         assert figures["decode_tps"]["value"] > 0, figures["decode_tps"]
         assert figures["ttft_p50"]["source"].startswith("vllm:time_to_first_token_seconds_bucket over")
         assert figures["ttft_p50"]["value"] is not None, figures["ttft_p50"]
+        code, out, _ = run_cli("status", "--cluster", path)
+        head_line = next(x for x in out.splitlines() if x.startswith(f"  {head.name:<10} ") and "SM " in x)
+        assert f"{tc.NETDEV} " in head_line and "(measured " in head_line, head_line
+        assert "Gb/s by built-in TCP with spark-2" in head_line, head_line
     finally:
         load.join()
         run_cli("down", "--cluster", path, "--yes")

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from spark_tui.core import fabric_record
 from spark_tui.core.connection import Result
 from spark_tui.core.errors import NodeError
 from spark_tui.core.fabric_programs import TCP_SINK, TCP_SOURCE
@@ -89,6 +90,7 @@ async def fabric_checks(config: Config, nodes: Nodes, snaps: dict[str, NodeSnaps
     reachable = [n.name for n in config.nodes if snaps.get(n.name) and snaps[n.name].reachable]
     have = dict(zip(reachable, await asyncio.gather(*(_tools(nodes, n) for n in reachable)), strict=True))
     seconds, deadline = config["fabric_seconds"], time.monotonic() + config["fabric_timeout"]
+    kept: list[dict] = []
     for worker in workers:
         measured: dict[str, Measure] = {}
         for link in _links(head, worker, snaps, add):
@@ -109,7 +111,14 @@ async def fabric_checks(config: Config, nodes: Nodes, snaps: dict[str, NodeSnaps
             m = await _measure(nodes, tool, link, seconds, "timeout" in have.get(link.receiver, ()), left)
             measured[link.netdev] = m
             _judge(link, m, add)
+            if m.gbps is not None:
+                kept.append(
+                    {"sender": link.sender, "receiver": link.receiver, "netdev": link.netdev}
+                    | {"gbps": round(m.gbps, 2), "tool": TOOL_NAMES[m.tool]}
+                )
         _judge_twins(head.name, worker.name, measured, add)
+    if kept:
+        fabric_record.save(config["name"], kept)
 
 
 _INSTALL_HINT = "install perftest (ib_write_bw) or iperf3 on the nodes, or give them python3"

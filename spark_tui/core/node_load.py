@@ -53,6 +53,7 @@ class LinkRate:
     tx_bps: float | None
     twin: str | None = None  # the other PCIe half of the same ConnectX-7 port, if any
     rdma: bool = False
+    measured: str = ""  # what check --fabric last measured on this link (core/fabric_record.py)
 
     @property
     def total_bps(self) -> float | None:
@@ -87,7 +88,8 @@ class NodeLoad:
             parts.append(self.gpu_problem)
         for link in self.links:
             if link.total_bps is not None:
-                parts.append(f"{link.name} {_rate(link.rx_bps)}↓ {_rate(link.tx_bps)}↑")
+                was = f" ({link.measured})" if link.measured else ""
+                parts.append(f"{link.name} {_rate(link.rx_bps)}↓ {_rate(link.tx_bps)}↑{was}")
         return " | ".join(parts) or "no figures yet"
 
 

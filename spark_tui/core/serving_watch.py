@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from spark_tui.core import fabric_record
 from spark_tui.core.errors import ENGINE_ERRORS
 from spark_tui.core.node_load import NodeLoad, NodeLoadTracker
 from spark_tui.core.nodes import Nodes
@@ -102,6 +103,7 @@ class ServingWatch:
             log_tail=self._log_tail,
         )
         self.trackers = {n.name: NodeLoadTracker(n.name, n["netdev"]) for n in config.nodes}
+        self.measured = fabric_record.last_measured(config["name"])  # read once: check writes it
 
     async def _log_tail(self) -> list[str]:
         name = self.config["container_name"]
@@ -114,7 +116,10 @@ class ServingWatch:
 
     async def look(self) -> ServingLook:
         async def one(name: str) -> NodeLoad:
-            return await self.trackers[name].sample(self.nodes.transports[name])
+            load = await self.trackers[name].sample(self.nodes.transports[name])
+            for link in load.links:
+                link.measured = self.measured.get((name, link.name), "")
+            return load
 
         names = list(self.trackers)
         figures, loads = await asyncio.gather(self.scraper.scrape(), asyncio.gather(*(one(n) for n in names)))
