@@ -23,6 +23,8 @@ def secret_flag(arg: str) -> bool:
     if not arg.startswith("-") or arg in ("-", "--"):
         return False
     name = arg.lstrip("-").partition("=")[0]
+    if re.search(r"[-_](file|path|dir)$", name, re.I):
+        return False  # `--hf-token-file PATH`: where the secret is kept, a path, not the secret
     return bool(name) and bool(SECRET_NAME.search(name.replace("-", "_")))
 
 

@@ -75,7 +75,9 @@ def test_cluster():
 
 @pytest.fixture
 def cluster(test_cluster):
-    """The cluster, restored to a clean state for each test (daemons up, links up, no containers)."""
+    """The cluster, restored to a clean state for each test (daemons up, links up, no containers,
+    the test image under its tag: a test whose sync or load failed part-way must not leave the
+    next ones without it)."""
     from tests.cluster import cluster as tc
 
     c = test_cluster.cluster
@@ -91,3 +93,5 @@ def cluster(test_cluster):
     for node in c.nodes:
         if tc._alive(node.dockerd_pid):
             c.remove_all_containers(node)
+            if c.docker(node, "image", "inspect", tc.IMAGE, check=False).returncode != 0:
+                c.import_image(node)

@@ -74,9 +74,12 @@ def _links(rows):
 
 
 def _nothing_left(cluster, nodes):
-    """No fabric program on the machine, nothing listening on any node but sshd."""
+    """No fabric program in the nodes' namespaces, nothing listening on any node but sshd."""
+    ours = {os.readlink(f"/proc/{n.holder_pid}/ns/net") for n in nodes}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
+            if os.readlink(f"/proc/{pid}/ns/net") not in ours:
+                continue  # another test run's cluster on this machine, or the host
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue

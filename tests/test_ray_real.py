@@ -165,4 +165,5 @@ def test_stand_in_vllm_prints_a_recorded_failure_log(cluster, name):
         expected = (FAILURES / f"{name}.log").read_text(errors="replace").splitlines()
         assert proc.stdout.splitlines()[-len(expected) :] == expected
     else:
-        assert proc.returncode == 2 and "no failure log 'no-such-failure'" in proc.stdout
+        # As the shell stand-in's `cat` did: the missing file said, exit 1 (up names the exit).
+        assert proc.returncode == 1 and "can't open" in proc.stdout and "no-such-failure.log" in proc.stdout
