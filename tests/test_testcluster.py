@@ -70,8 +70,15 @@ def test_host_tool_stand_ins_print_captured_outputs(cluster):
         cluster.set_host_tool_sample(node, IBDEV_SAMPLE="netif/ibdev2netdev-dgxspark-three-sparks-all-up.txt")
 
 
-def _ray_status(cluster, head, name="rayhead"):
-    return cluster.docker(head, "exec", name, "ray", "status", check=False).stdout
+def _ray_status(cluster, head, name="rayhead", timeout=30.0):
+    """`ray status` once Ray's monitor has published one: right after "Ray runtime started" the
+    real Ray says "No cluster status" for a few seconds (longer on a loaded machine)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = cluster.docker(head, "exec", name, "ray", "status", check=False).stdout
+        if "No cluster status" not in out or time.monotonic() > deadline:
+            return out
+        time.sleep(1)
 
 
 def _ray_start(cluster, node, name, *args, env=()):
