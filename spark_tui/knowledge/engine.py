@@ -177,18 +177,9 @@ class Matcher:
         entry = self.table.by_id(ident)
         figures = {k: v for k, v in figures.items() if v is not None}
         _names(entry, figures)
-        return Finding(
-            id=entry.id,
-            family=entry.family,
-            severity=entry.severity,
-            title=_fill(entry.title, figures),
-            means=_fill(entry.means, figures),
-            fix=_fill(entry.fix, figures),
-            figures=figures,
-            line=line.strip()[:400],
-            source=entry.source[0],
-            node=node,
-        )
+        finding = self.make(entry, figures, line)
+        finding.node = node
+        return finding
 
     def refill(self, finding: Finding, more: dict[str, object]) -> None:
         """Figures a later line added (`then:` patterns): the texts are made again with them."""
