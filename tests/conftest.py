@@ -6,6 +6,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+# Run in parallel (pytest-xdist, `-n 2`), each worker gets its own namespace test cluster: worker
+# gwK takes SPARK_TEST_CLUSTER_ID + K. Set before tests.cluster is imported, which reads it once.
+if os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw"):
+    os.environ["SPARK_TEST_CLUSTER_ID"] = str(
+        int(os.environ.get("SPARK_TEST_CLUSTER_ID") or 0) + int(os.environ["PYTEST_XDIST_WORKER"][2:])
+    )
+
 from spark_tui.settings.registry import ENV_PREFIX, LOOKALIKE_ENV  # noqa: E402
 
 

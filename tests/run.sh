@@ -29,4 +29,5 @@ python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 python3 -m ruff check spark_tui tests bench
 python3 -m ruff format --check spark_tui tests bench
 python3 -m mypy
-exec python3 -m pytest -q -p no:cacheprovider "$@"
+# Two workers (pytest-xdist), each with its own namespace test cluster; the slowest tests listed.
+exec python3 -m pytest -q -p no:cacheprovider -n "${SPARK_TEST_WORKERS:-2}" --dist loadgroup --durations=25 "$@"

@@ -18,6 +18,8 @@ import pytest
 from tests.tmuxterm import Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
+# Run in parallel (pytest-xdist), this module's tests stay on one worker: they share one venv.
+pytestmark = pytest.mark.xdist_group("install")
 
 
 def _source_copy(where: Path) -> Path:

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -205,48 +206,52 @@ def test_fault_knob_different_image_same_tag(cluster):
     assert layers(a) == layers(b)
 
 
-def _processes() -> set[int]:
-    return {int(p) for p in os.listdir("/proc") if p.isdigit()}
+def _ours() -> str:
+    """This cluster's namespaces: other test runs on the machine have their own."""
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    return "\n".join(n for n in names if n.startswith(tc.NS_PREFIX))
+
+
+def _net(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return ""
 
 
 def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
     tc.down()
-    netns_before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    procs_before = _processes()
+    host_net = _net(os.getpid())
     try:
         start = time.monotonic()
         c = tc.up(2)
         elapsed = time.monotonic() - start
         print(f"\n2-node test cluster up in {elapsed:.2f} s")
-        assert (
-            f"{tc.NS_PREFIX}1"
-            in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-        )
+        assert f"{tc.NS_PREFIX}1" in _ours()
         # simulate a crash: forget the cluster and bring up again; up must clean the leftovers
         os.kill(c.nodes[0].sshd_pid, 0)
+        first_nets = {_net(n.holder_pid) for n in c.nodes}
         c2 = tc.up(1)
         assert [n.name for n in c2.nodes] == ["spark-1"]
         assert not tc._alive(c.nodes[1].dockerd_pid)
+        nets = first_nets | {_net(n.holder_pid) for n in c2.nodes}
         tc.down()
         tc.down()  # idempotent
-        assert subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout == netns_before
+        assert _ours() == ""
         assert not os.path.exists(tc.ROOT)
         assert subprocess.run(["ip", "link", "show", tc.BRIDGE], capture_output=True).returncode != 0
-        leftovers = [
-            p
-            for p in _processes() - procs_before
-            if tc._alive(p)
-            and os.path.exists(f"/proc/{p}/cmdline")
-            and open(f"/proc/{p}/cmdline", "rb").read()
-        ]
-        names = [
-            open(f"/proc/{p}/comm").read().strip() for p in leftovers if os.path.exists(f"/proc/{p}/comm")
-        ]
-        assert not [
-            n
-            for n in names
-            if n in ("sshd", "dockerd", "containerd", "sleep", "containerd-shim", "containerd-shim-runc-v2")
-        ], names
+        # Left running: a process in one of the nodes' namespaces, or one naming the cluster's
+        # directory (dockerd and containerd run on the host side with their state under it).
+        leftovers = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            except OSError:
+                continue
+            if (_net(int(pid)) in nets - {host_net, ""}) or f"{tc.ROOT}/" in cmdline:
+                leftovers.append(comm)
+        assert leftovers == [], leftovers
     finally:
         test_cluster.rebuild()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -12,7 +13,8 @@ class Terminal:
     def __init__(self, session: str):
         if shutil.which("tmux") is None:
             raise AssertionError("tmux is missing; bash tests/run.sh installs it")
-        self.session = session
+        # One tmux server serves every test run on the machine: the pid keeps parallel runs apart.
+        self.session = f"{session}-{os.getpid()}"
 
     def start(self, command: str, env: dict, cwd: str, width: int = 120, height: int = 40) -> None:
         self.kill()

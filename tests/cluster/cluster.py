@@ -26,7 +26,7 @@ from tests.cluster import images
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
-# SPARK_TEST_CLUSTER_ID (0-7) lets several test runs share one machine, each with its own
+# SPARK_TEST_CLUSTER_ID (0-15) lets several test runs share one machine, each with its own
 # bridge, subnet, namespaces and directory; 0, the default, is the names used so far.
 CLUSTER_ID = int(os.environ.get("SPARK_TEST_CLUSTER_ID") or 0)
 _SUFFIX = f"-{CLUSTER_ID}" if CLUSTER_ID else ""
@@ -772,7 +772,7 @@ def down(root: Path = ROOT) -> None:
         # dockerd leaves overlay mounts under its data root; unmount before removing.
         for line in reversed(Path("/proc/mounts").read_text().splitlines()):
             target = line.split()[1]
-            if target.startswith(str(root)):
+            if target == str(root) or target.startswith(f"{root}/"):
                 run(["umount", "-l", target], check=False)
         shutil.rmtree(root, ignore_errors=True)
 
@@ -789,7 +789,8 @@ def _pids_under(root: str) -> list[int]:
             )
         except OSError:
             continue
-        if root in cmdline or f"--net=/var/run/netns/{NS_PREFIX}" in cmdline:
+        # `root/`, not `root`: cluster 0's directory is a prefix of cluster 1's name.
+        if f"{root}/" in cmdline or f"--net=/var/run/netns/{NS_PREFIX}" in cmdline:
             out.append(int(entry))
     return out
 
