@@ -138,7 +138,7 @@ class Monitor:
             if state:
                 view.nccl, view.nccl_tail = state.parser.summary, list(state.tail)
                 view.nccl_verdicts = state.parser.summary.verdicts(
-                    time.monotonic(), self.config["timeouts.nccl_init"]
+                    time.monotonic(), self.config.timeouts.nccl_init
                 )
         if self._nccl:
             logs = {n: state.parser.summary for n, state in self._nccl.items()}

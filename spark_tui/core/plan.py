@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from spark_tui.core import labels
 from spark_tui.secret_names import mask_args
 from spark_tui.settings.container_env import PER_NODE_VARS
-from spark_tui.settings.registry import Setting
 from spark_tui.settings.model import DerivedVar
+from spark_tui.settings.registry import Setting
 from spark_tui.settings.resolve import Config, NodeConfig
 
 

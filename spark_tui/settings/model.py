@@ -152,6 +152,20 @@ class NodeConfig:
         return {v.name: v.value for v in self.container_env if v.overridden_by is None}
 
 
+@dataclass(frozen=True)
+class Timeouts:
+    """The launch timeouts (the registry's `timeouts.*`), typed: seconds each."""
+
+    container: float
+    ray_join: float
+    nccl_init: float
+    ready: float
+
+    @classmethod
+    def from_config(cls, config: Config) -> Timeouts:
+        return cls(**{f.name: float(config[f"timeouts.{f.name}"]) for f in fields(cls)})
+
+
 @dataclass
 class Config:
     values: dict[str, Value]
@@ -171,6 +185,10 @@ class Config:
     @property
     def head(self) -> NodeConfig:
         return next(n for n in self.nodes if n.is_head)
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return Timeouts.from_config(self)
 
     def node(self, name: str) -> NodeConfig:
         for n in self.nodes:

@@ -39,6 +39,8 @@ class Setting:
     # Left unset, the value is read from the node (settings/model.py Detected, core/probes.py
     # detected_values) as the `detected` layer, which every configured layer beats.
     detected: bool = False
+    # A port the head listens on: check finds it free before a launch.
+    head_port: bool = False
 
     @property
     def env(self) -> str | None:
@@ -302,12 +304,13 @@ SETTINGS: tuple[Setting, ...] = (
     _s("served_model_name", k.Str(), None, "Name the API serves the model under (default: the model)."),
     _s("tensor_parallel_size", k.Int(1, 1024), None, "Tensor parallel size (default: the number of nodes)."),
     _s("pipeline_parallel_size", k.Int(1, 1024), 1, "Pipeline parallel size."),
-    _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head."),
+    _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head.", head_port=True),
     _s(
         "master_port",
         k.Int(1, 65535),
         29501,
         "Ray head port (executor ray) or torch master port (native); unused by solo.",
+        head_port=True,
     ),
     _s("vllm_args", k.ArgList(), [], "Extra arguments appended to `vllm serve`."),
     _s(
@@ -404,10 +407,10 @@ BY_ENV = {s.env: s for s in CLUSTER_SETTINGS}
 BY_FILE_ENV = {s.file_env: s for s in CLUSTER_SETTINGS if s.file_env}
 ROLES = ("container", "connection", "cockpit", "check")
 # The groups, derived: nothing else lists setting names.
-CONTAINER_KEYS = tuple(s.key for s in SETTINGS if s.role == "container" and not s.secret)
 CONNECTION_KEYS = tuple(s.key for s in NODE_SETTINGS if s.role == "connection")
 DETECTED_KEYS = tuple(s.key for s in NODE_SETTINGS if s.detected)
 TIMEOUT_KEYS = tuple(s.key for s in CLUSTER_SETTINGS if s.key.startswith("timeouts."))
+HEAD_PORT_KEYS = tuple(s.key for s in CLUSTER_SETTINGS if s.head_port)
 
 # Environment variables that look like settings but are not read by spark-tui.
 # Each is what some launcher script or habit uses for a spark-tui setting.
