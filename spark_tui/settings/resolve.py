@@ -6,6 +6,11 @@ Precedence, lowest first:
 Inside one layer a node's own value beats the cluster-wide one. Every value any
 layer requested is kept, so the operator can see what won and why the rest lost.
 Maps (`env`, `keys`) merge key by key; each key keeps its own provenance.
+
+Reading and resolving are apart: `read_layers` reads the files, the environment and the flags
+once (the only place that touches the disk, and validates what it read); `resolve_layers` puts
+the detected and interactive layers on top. A refresh that detects values, or an edit, is
+`relayer(config, ...)`: the same layers, never a file read again.
 """
 
 from __future__ import annotations
