@@ -147,3 +147,27 @@ def test_relayer_reads_no_file(tmp_path, monkeypatch):
     assert (b["netdev"], b.values["netdev"].source.layer, b.home) == ("enp1", "detected", "/home/u")
     assert edited["image"] == "b:2" and edited.values["image"].source.layer == "interactive"
     assert edited.files_read == [str(path)] and relayer(edited, interactive={})["image"] == "a:1"
+
+
+def test_the_commands_open_their_cluster_one_way():
+    """load → nodes → detect is open_cluster's alone: no command builds Nodes or detects itself."""
+    import ast
+
+    from tests.helpers import ROOT as root
+
+    for name in ("commands.py", "bench_command.py", "cli.py"):
+        tree = ast.parse((root / "spark_tui" / name).read_text())
+        owners = {
+            id(inner): outer.name
+            for outer in ast.walk(tree)
+            if isinstance(outer, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            for inner in ast.walk(outer)
+        }
+        calls = [
+            (node.func.id, owners.get(id(node)))
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("Nodes", "with_detected")
+        ]
+        assert all(owner in ("open_cluster", "__aenter__", "detect") for _, owner in calls), (name, calls)
