@@ -7,7 +7,6 @@ import sys
 from typing import Any
 
 from spark_tui.errors import ConfigError
-from spark_tui.settings.flags import load_config
 
 
 def concurrency_levels(text: str) -> tuple[int, ...]:
@@ -42,18 +41,20 @@ def cmd_bench(args) -> int:
     try:
         if args.history:
             return _history(store, args.json)
-        config = load_config(args)
+        from spark_tui.commands import open_cluster
+
+        cluster = open_cluster(args, detect=False)  # measure() detects with what it asks
         if args.import_file:
-            return _import(store, config, args)
+            return _import(store, cluster, args)
         params = bench_run.params_for(
-            config,
+            cluster.config,
             concurrency=concurrency_levels(args.concurrency),
             prompt_tokens=args.prompt_tokens,
             output_tokens=args.output_tokens,
             duration=None if args.requests is not None else (args.duration or 20.0),
             requests=args.requests,
         )
-        prov, levels = asyncio.run(_measure(config, params, args.json))
+        prov, levels = asyncio.run(_measure(cluster, params, args.json))
         outcome = bench_run.record(store, prov, params, levels, "spark-tui bench")
     except bench_run.BenchError as exc:
         print(f"spark-tui: bench: {exc}", file=sys.stderr)
@@ -67,14 +68,13 @@ def cmd_bench(args) -> int:
     return 1 if any(lv.errors for lv in levels) else 0
 
 
-async def _measure(config, params, quiet: bool):
+async def _measure(cluster, params, quiet: bool):
     from spark_tui.core import bench_run
-    from spark_tui.core.nodes import Nodes
 
     bar = _Progress(params, quiet)
-    async with Nodes(config) as nodes:
+    async with cluster:
         try:
-            return await bench_run.measure(config, nodes, params, bar.update)
+            return await bench_run.measure(cluster.config, cluster.nodes, params, bar.update)
         finally:
             bar.close()
 
@@ -202,11 +202,10 @@ def _history(store, as_json: bool) -> int:
     return 0
 
 
-def _import(store, config, args) -> int:
+def _import(store, cluster, args) -> int:
     import asyncio
 
     from spark_tui.core import bench_run
-    from spark_tui.core.nodes import Nodes
 
     try:
         with open(args.import_file, encoding="utf-8") as fh:
@@ -216,8 +215,8 @@ def _import(store, config, args) -> int:
         raise ConfigError(args.import_file, str(exc).removeprefix(f"{args.import_file}: ")) from None
 
     async def prov():
-        async with Nodes(config) as nodes:
-            return await bench_run.provenance(config, nodes)
+        async with cluster:
+            return await bench_run.provenance(cluster.config, cluster.nodes)
 
     run = store.add("vllm bench serve", asyncio.run(prov()), params, levels, note=args.import_file)
     print(f"imported {args.import_file} as run {run.id} under the running deployment's provenance")

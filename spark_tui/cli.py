@@ -252,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spark_tui import commands
+    from spark_tui import bench_command, commands
 
-    handler = getattr(commands, f"cmd_{(args.command or 'cockpit').replace('-', '_')}")
+    name = f"cmd_{(args.command or 'cockpit').replace('-', '_')}"
+    handler = getattr(commands, name, None) or getattr(bench_command, name)
     return handler(args)

@@ -2,13 +2,66 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from spark_tui import paths
-from spark_tui.bench_command import cmd_bench  # noqa: F401 (dispatched by name)
 from spark_tui.settings.flags import load_config
+
+if TYPE_CHECKING:  # the CLI stays import-light: these only name types
+    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.probes import NodeSnapshot
+    from spark_tui.settings.model import Config
+
+
+class open_cluster:  # noqa: N801 - used as a function: `async with open_cluster(args) as cluster`
+    """load → nodes → detect: the one way a command opens its cluster.
+
+    The configuration is read at once (bad input: one line, exit 2, before any node is asked);
+    `async with` connects and, with `detect`, takes the values the nodes show (`detect()` again
+    for another round). `.config` is always the live one, which the nodes hold."""
+
+    def __init__(self, args: argparse.Namespace, detect: bool = True):
+        from spark_tui.settings.flags import load_config
+
+        self._loaded = load_config(args)
+        self._detect = detect
+        self._nodes: Nodes | None = None
+        self.snaps: list[NodeSnapshot] = []  # the last detection's node snapshots
+
+    @property
+    def config(self) -> Config:
+        return self._nodes.config if self._nodes is not None else self._loaded
+
+    @property
+    def nodes(self) -> Nodes:
+        assert self._nodes is not None, "the nodes are there inside `async with`"
+        return self._nodes
+
+    async def detect(self) -> list[NodeSnapshot]:
+        """Snapshot every node; the configuration takes what they show (core/live.py)."""
+        from spark_tui.core.live import with_detected
+
+        _, self.snaps = await with_detected(self.config, self.nodes)
+        return self.snaps
+
+    async def __aenter__(self) -> open_cluster:
+        from spark_tui.core.nodes import Nodes
+
+        nodes = self._nodes = Nodes(self._loaded)
+        if self._detect:
+            try:
+                await self.detect()
+            except BaseException:
+                await nodes.close()
+                raise
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.nodes.close()
 
 
 def _masked(data, redactor):
@@ -98,12 +151,7 @@ def build_app(args, environ=None):
     from spark_tui.core.cockpit import CockpitCore
     from spark_tui.ui.app import SparkApp
 
-    config = load_config(args, environ)
-
-    def reconfigure(interactive: dict, detected: dict):
-        return load_config(args, environ, interactive=interactive, detected=detected)
-
-    return SparkApp(CockpitCore(config, reconfigure))
+    return SparkApp(CockpitCore(load_config(args, environ)))
 
 
 def cmd_diagnose(args) -> int:
@@ -144,23 +192,21 @@ def cmd_status(args) -> int:
     import asyncio
     import dataclasses
 
-    from spark_tui.core.live import with_detected
-    from spark_tui.core.nodes import Nodes
     from spark_tui.parsers.text import inert
     from spark_tui.status_text import render
 
-    config = load_config(args)
+    cluster = open_cluster(args, detect=False)
     nccl_seen: dict = {}  # `--watch` reads each container's log head once (see cluster_state)
     watches: dict = {}  # the serving watch, kept across `--watch` rounds for its rates
 
-    async def once(nodes):
+    async def once():
         """One look at every node: the snapshot that resolves the detected values also feeds the
         report, and drift compares with the plan those values make (like with like)."""
         from spark_tui.core.cluster_state import as_lines, cluster_state
 
-        nonlocal config
-        config, snaps = await with_detected(config, nodes)
-        state = await cluster_state(config, nodes, snaps, nccl_seen, watches)
+        snaps = await cluster.detect()
+        config = cluster.config
+        state = await cluster_state(config, cluster.nodes, snaps, nccl_seen, watches)
         if args.json:
             found = dataclasses.asdict(state)
             found.pop("serving_lines")
@@ -172,20 +218,20 @@ def cmd_status(args) -> int:
         return snaps
 
     async def main():
-        async with Nodes(config) as nodes:
+        async with cluster:
             try:
-                snaps = await once(nodes)
+                snaps = await once()
                 while args.watch:
-                    await asyncio.sleep(config["refresh_interval"])
+                    await asyncio.sleep(cluster.config["refresh_interval"])
                     print("\x1b[2J\x1b[H" if sys.stdout.isatty() else "", end="")
-                    snaps = await once(nodes)
+                    snaps = await once()
             finally:
                 if "watch" in watches:
                     await watches["watch"].close()
             return snaps
 
     snaps = asyncio.run(main())
-    for w in config.warnings:
+    for w in cluster.config.warnings:
         print(f"warning: {w}", file=sys.stderr)
     return 0 if all(s.reachable and not s.docker_error for s in snaps) else 1
 
@@ -197,19 +243,17 @@ def cmd_images(args) -> int:
     import dataclasses
 
     from spark_tui.core.image_table import as_table, listing
-    from spark_tui.core.live import unreachable_lines, with_detected
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.live import unreachable_lines
     from spark_tui.parsers.text import inert
 
-    config = load_config(args)
+    cluster = open_cluster(args)  # detected: ~ in the cache volume is the node's home
 
     async def main():
-        nonlocal config
-        async with Nodes(config) as nodes:
-            config, snaps = await with_detected(config, nodes)  # ~ in the cache volume is the node's home
-            return snaps, await listing(config, nodes, run_all=args.all)
+        async with cluster:
+            return cluster.snaps, await listing(cluster.config, cluster.nodes, run_all=args.all)
 
     snaps, found = asyncio.run(main())
+    config = cluster.config
     if args.json:
         executor = config["executor"]
         _print_json(
@@ -242,20 +286,18 @@ def cmd_plan(args) -> int:
     import dataclasses
 
     from spark_tui.core import plan
-    from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines, with_detected
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines
     from spark_tui.parsers.text import inert
     from spark_tui.secret_names import mask_args
 
-    async def main():
-        config = load_config(args)
-        if args.offline:
-            return config, [], {}
-        async with Nodes(config) as nodes:
-            config, snaps = await with_detected(config, nodes)
-            return config, snaps, await image_entrypoints(config, nodes)
+    cluster = open_cluster(args)
 
-    config, snaps, entrypoints = asyncio.run(main())
+    async def main():
+        async with cluster:
+            return cluster.snaps, await image_entrypoints(cluster.config, cluster.nodes)
+
+    snaps, entrypoints = ([], {}) if args.offline else asyncio.run(main())
+    config = cluster.config
     specs = plan.build(config)
     problems = unreachable_lines(snaps)
     if args.offline:
@@ -267,7 +309,7 @@ def cmd_plan(args) -> int:
         data = []
         for spec in specs:
             d = dataclasses.asdict(spec)
-            d["env"] = [{"name": e.name, "value": e.shown(), "source": e.source} for e in spec.env]
+            d["env"] = [{"name": e.name, "value": e.shown(), "source": e.derived_from} for e in spec.env]
             d["command"] = mask_args(spec.command)  # `--api-key` in vllm_args
             d["entrypoint"], d["cmd"] = spec.entrypoint, mask_args(spec.cmd)
             d["entrypoint_note"] = entrypoints.get(spec.node, "")
@@ -346,14 +388,11 @@ def cmd_up(args) -> int:
 
     from spark_tui.core.drift import drift
     from spark_tui.core.launch import Launch
-    from spark_tui.core.live import with_detected
-    from spark_tui.core.nodes import Nodes
-
-    config = load_config(args)
     from spark_tui.core.redact import Redactor
 
-    redactor = Redactor(lambda: config)  # follows config as detection updates it
-    for w in config.warnings:
+    cluster = open_cluster(args)
+    redactor = Redactor(lambda: cluster.config)  # follows the configuration as detection updates it
+    for w in cluster.config.warnings:
         print(f"warning: {w}", file=sys.stderr)
     bars = None
     if not args.json and sys.stdout.isatty():
@@ -368,17 +407,16 @@ def cmd_up(args) -> int:
     async def main() -> int:
         from spark_tui.core.live import detected_lines
 
-        nonlocal config
-        async with Nodes(config) as nodes:
-            # Unset netdev/hca and ~ take what the nodes show, labelled "detected" in the provenance.
-            config, snaps = await with_detected(config, nodes)
-            for line in detected_lines(config):
+        # Unset netdev/hca and ~ take what the nodes show, labelled "detected" in the provenance.
+        async with cluster:
+            nodes, snaps = cluster.nodes, cluster.snaps
+            for line in detected_lines(cluster.config):
                 print(line, file=sys.stderr)
             has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
-            ok = await Launch(config, nodes, emit, has_gpu, snapshots=snaps).run()
+            ok = await Launch(cluster.config, nodes, emit, has_gpu, snapshots=snaps).run()
             if not ok:
                 return 1
-            items = await drift(config, nodes, live=True)
+            items = await drift(cluster.config, nodes, live=True)
             for item in items:
                 emit(item)
             return 1 if items else 0
@@ -394,10 +432,10 @@ def cmd_report(args) -> int:
     import datetime as dt
 
     from spark_tui.core.bundle import build
-    from spark_tui.core.nodes import Nodes
     from spark_tui.errors import ConfigError
 
-    config = load_config(args)
+    cluster = open_cluster(args, detect=False)  # the report detects with the rest it asks
+    config = cluster.config
     if args.lines < 0:
         raise ConfigError("--lines", f"must be 0 or more, got {args.lines}")
     out = args.out or f"spark-tui-report-{config['name']}-{dt.datetime.now():%Y%m%d-%H%M%S}.md"
@@ -406,8 +444,8 @@ def cmd_report(args) -> int:
         raise ConfigError("--out", f"cannot write in {folder}")  # before asking any node
 
     async def main() -> str:
-        async with Nodes(config) as nodes:
-            return await build(config, nodes, args.lines, fabric=args.fabric)
+        async with cluster:
+            return await build(cluster.config, cluster.nodes, args.lines, fabric=args.fabric)
 
     text = asyncio.run(main())
     tmp = out + ".part"
@@ -421,14 +459,12 @@ def cmd_report(args) -> int:
 def cmd_sync(args) -> int:
     import asyncio
 
-    from spark_tui.core.live import with_detected
-    from spark_tui.core.nodes import Nodes
     from spark_tui.core.redact import Redactor
     from spark_tui.core.sync import sync_image, sync_model
     from spark_tui.errors import ConfigError
 
-    config = load_config(args)
-    names = [n.name for n in config.nodes]
+    cluster = open_cluster(args)  # detected: the cache volume's ~ is each node's home
+    names = [n.name for n in cluster.config.nodes]
     for flag, value in [("--from", args.source)] + [("--to", t) for t in args.targets or []]:
         if value is not None and value not in names:
             raise ConfigError(flag, f"no node named {value!r} (nodes: {', '.join(names)})")
@@ -436,18 +472,16 @@ def cmd_sync(args) -> int:
     if not args.json and sys.stdout.isatty():
         from spark_tui.stage_bars import StageBars
 
-        redactor = Redactor(lambda: config)
+        redactor = Redactor(lambda: cluster.config)
         bars = StageBars(lambda event: _event_line(event, redactor.show), redactor.show)
         emit = bars.emit
     else:
-        emit = _event_printer(args.json, Redactor(lambda: config))
+        emit = _event_printer(args.json, Redactor(lambda: cluster.config))
 
     async def main() -> bool:
-        nonlocal config
-        async with Nodes(config) as nodes:
-            config, _ = await with_detected(config, nodes)  # the cache volume's ~ is each node's home
+        async with cluster:
             run = sync_image if args.what == "image" else sync_model
-            return await run(config, nodes, emit, args.source, args.targets)
+            return await run(cluster.config, cluster.nodes, emit, args.source, args.targets)
 
     if bars is None:
         return 0 if asyncio.run(main()) else 1
@@ -458,11 +492,11 @@ def cmd_sync(args) -> int:
 def cmd_down(args) -> int:
     import asyncio
 
-    from spark_tui.core.nodes import Nodes
     from spark_tui.core.teardown import teardown
     from spark_tui.errors import ConfigError
 
-    config = load_config(args)
+    cluster = open_cluster(args, detect=False)
+    config = cluster.config
     if not args.yes:
         if not sys.stdin.isatty():
             raise ConfigError("--yes", "no terminal to ask for confirmation; pass --yes to tear down")
@@ -477,8 +511,8 @@ def cmd_down(args) -> int:
     from spark_tui.core.redact import Redactor
 
     async def main() -> bool:
-        async with Nodes(config) as nodes:
-            return await teardown(config, nodes, _event_printer(args.json, Redactor(lambda: config)))
+        async with cluster:
+            return await teardown(config, cluster.nodes, _event_printer(args.json, Redactor(lambda: config)))
 
     return 0 if asyncio.run(main()) else 1
 
@@ -488,10 +522,9 @@ def cmd_check(args) -> int:
     import dataclasses
 
     from spark_tui.core.check import run_checks
-    from spark_tui.core.nodes import Nodes
     from spark_tui.parsers.text import inert
 
-    config = load_config(args)
+    cluster = open_cluster(args, detect=False)  # the checks detect, as up does
     marks = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skipped": "SKIP"}
 
     def show(r) -> None:
@@ -504,16 +537,15 @@ def cmd_check(args) -> int:
             )
 
     async def main():
-        async with Nodes(config) as nodes:
-            # with what the nodes show, as up uses it
-            return await run_checks(config, nodes, show, fabric=args.fabric)
+        async with cluster:
+            return await run_checks(cluster.config, cluster.nodes, show, fabric=args.fabric)
 
     results = asyncio.run(main())
     failed = [r for r in results if r.status == "fail"]
     if args.json:
         _print_json(
             {"ok": not failed, "results": [dataclasses.asdict(r) for r in results]},
-            _redactor(lambda: config),
+            _redactor(lambda: cluster.config),
         )
     else:
         print(

@@ -10,6 +10,7 @@ import pytest
 
 from spark_tui.errors import ConfigError
 from spark_tui.settings import docs, registry
+from spark_tui.settings.model import Detected, Found
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.helpers import ROOT
 
@@ -449,7 +450,7 @@ def test_detected_values_lose_to_every_configured_layer(tmp_path, high):
         environ={"SPARK_TUI_NETDEV": "eth-env"} if high == "env" else {},
         flags={"netdev": ("eth-flag", "--netdev")} if high == "flag" else {},
         interactive={"nodes.a.netdev": "eth-interactive"} if high == "interactive" else {},
-        detected={"a": {"netdev": ("eth-detected", "on a: the interface holding 10.0.0.1")}},
+        detected={"a": Detected(netdev=Found("eth-detected", "on a: the interface holding 10.0.0.1"))},
     )
     value = resolve(inputs).node("a").values["netdev"]
     assert value.value == f"eth-{high}" and value.source.layer == high

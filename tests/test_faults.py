@@ -107,7 +107,7 @@ def test_link_flapping_twenty_times(cluster, tmp_path):
 
     async def flap():
         async with Nodes(config) as nodes:
-            monitor = Monitor(config, nodes)
+            monitor = Monitor(nodes)
             for i in range(20):
                 cluster.link_down(worker)
                 try:

@@ -33,7 +33,8 @@ def test_ray_plan_roles_labels_and_commands():
     )
     env = {e.name: e for e in worker.env}
     assert (
-        env["VLLM_HOST_IP"].value == "192.168.177.12" and "spark-duo.yaml:19:14" in env["VLLM_HOST_IP"].source
+        env["VLLM_HOST_IP"].value == "192.168.177.12"
+        and "spark-duo.yaml:19:14" in env["VLLM_HOST_IP"].derived_from
     )
     assert (head.network, head.ipc, head.privileged, head.gpus) == ("host", "host", True, "auto")
 
@@ -81,21 +82,44 @@ def test_a_changed_setting_changes_the_hash():
 
 
 def test_the_hash_counts_container_settings_only():
-    """A setting that shapes no container (the cockpit's, check's) never makes a running container
-    look drifted; every container setting does change the hash."""
+    """A setting that shapes no container (how a node is reached, the cockpit's, check's) never
+    makes a running container look drifted, cluster-wide or in a node's entry; every container
+    setting does change the hash. The roles come from the registry alone."""
     import dataclasses
+
+    from spark_tui.settings.registry import ROLES, SETTINGS
 
     config, _ = specs()
     base = plan.config_hash(config)
-    roles = {v.setting.role for v in config.values.values()}
-    assert roles == {"container", "cockpit", "check"}
+    assert {s.role for s in SETTINGS} == set(ROLES)
+    ignored = counted = 0
     for key, value in config.values.items():
         changed = dataclasses.replace(value, value=("changed", key))
         other = dataclasses.replace(config, values={**config.values, key: changed})
         if value.setting.secret or value.setting.role != "container":
             assert plan.config_hash(other) == base, key
+            ignored += 1
         else:
             assert plan.config_hash(other) != base, key
+            counted += 1
+    for index, node in enumerate(config.nodes):
+        for key, value in node.values.items():
+            changed = dataclasses.replace(value, value=("changed", key))
+            moved = dataclasses.replace(node, values={**node.values, key: changed})
+            nodes = config.nodes[:index] + [moved] + config.nodes[index + 1 :]
+            other = dataclasses.replace(config, nodes=nodes)
+            if value.setting.role != "container":
+                assert plan.config_hash(other) == base, (node.name, key)
+                ignored += 1
+            else:
+                assert plan.config_hash(other) != base, (node.name, key)
+                counted += 1
+    every_cluster_setting = len(config.values)
+    every_node_setting = sum(len(n.values) for n in config.nodes)
+    assert ignored + counted == every_cluster_setting + every_node_setting
+    cockpit = [s.key for s in SETTINGS if s.role == "cockpit"]
+    connection = [s.key for s in SETTINGS if s.role == "connection"]
+    assert "theme" in cockpit and "connect_timeout" in connection and ignored > len(cockpit) + len(connection)
 
 
 def test_plan_masks_secrets(run_cli):

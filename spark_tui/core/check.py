@@ -26,6 +26,7 @@ from spark_tui.core.probes import NodeSnapshot
 from spark_tui.parsers import netif
 from spark_tui.parsers.text import count
 from spark_tui.settings.kinds import size_bytes
+from spark_tui.settings.registry import HEAD_PORT_KEYS
 from spark_tui.settings.resolve import Config, NodeConfig
 
 # Prints present|missing, then df's table (its last line is the filesystem holding the cache).
@@ -453,7 +454,7 @@ async def _ports(config: Config, node: NodeConfig, nodes: Nodes, add) -> None:
             port = parts[1].rsplit(":", 1)[1]
             if HEX_PORT.fullmatch(port):  # the node's text: never int() on what is not a port
                 listening.add(int(port, 16))
-    for key in ("master_port", "vllm_port"):
+    for key in sorted(HEAD_PORT_KEYS):  # master_port, vllm_port: the order check has always shown
         port = config[key]
         if key == "master_port" and config["executor"] == "solo":
             add(f"port.{key}", node.name, "skipped", f"{SOLO_WHY}: no Ray GCS, no rendezvous port")

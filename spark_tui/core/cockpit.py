@@ -24,11 +24,9 @@ from spark_tui.core.redact import Redactor
 from spark_tui.core.serving_watch import ServingLook, ServingWatch
 from spark_tui.core.sync import sync_image, sync_model
 from spark_tui.core.teardown import teardown
-from spark_tui.settings.resolve import Config
-
-# Re-resolve the configuration with interactive edits and detected values: the CLI's
-# load_config bound to its parsed flags, so edits sit above flags as the 7th layer.
-Reconfigure = Callable[[dict, dict], Config]
+from spark_tui.settings.model import NOTHING_DETECTED
+from spark_tui.settings.registry import BY_KEY, CONNECTION_KEYS
+from spark_tui.settings.resolve import Config, check_cockpit_settings, relayer
 
 
 class Follower(Protocol):
@@ -43,7 +41,9 @@ class CockpitAPI(Protocol):
     """Everything the cockpit asks of the core. CockpitCore is the real one; the snapshot tests'
     frozen core answers the same calls (tests check it against this protocol)."""
 
-    config: Config
+    @property
+    def config(self) -> Config: ...
+
     redact: Redactor
 
     def edit(self, key: str, value: object) -> Config: ...
@@ -77,39 +77,26 @@ class CockpitAPI(Protocol):
     async def close(self) -> None: ...
 
 
-# Settings a node's connection is made from: an edit of one of them rebuilds that connection, so
-# the value shown as effective is the one connected with.
-CONNECTION_KEYS = (
-    "host",
-    "port",
-    "user",
-    "identity_file",
-    "known_hosts",
-    "host_key_policy",
-    "connect_timeout",
-    "keepalive_interval",
-    "max_sessions",
-    "docker_socket",
-)
-
-
 class CockpitCore:
-    def __init__(self, config: Config, reconfigure: Reconfigure):
-        self.config = config
-        self._reconfigure = reconfigure
-        self.interactive: dict[str, object] = {}
-        self.detected: dict = {}
+    """Edits and detected values re-layer the configuration read once (resolve.relayer: no file
+    is read again); the live configuration is the one the nodes hold, which every part reads."""
+
+    def __init__(self, config: Config):
         self.nodes = Nodes(config)
-        self.monitor = Monitor(config, self.nodes)
+        self.monitor = Monitor(self.nodes)
         self._retired: list = []  # transports replaced by an edit, closed on the next async call
         self._watch: ServingWatch | None = None
-        self.redact = Redactor(lambda: self.config)  # every line from a node passes it before display
+        self.redact = Redactor(lambda: self.nodes.config)  # every line from a node passes it before display
+
+    @property
+    def config(self) -> Config:
+        return self.nodes.config
 
     def _use(self, config: Config) -> None:
-        old = self.config
-        self.config = config
+        """The new live configuration; a node whose connection settings (the registry's
+        connection role) changed gets a new connection, so the value shown is the one used."""
+        old = self.nodes.config
         self.nodes.config = config
-        self.monitor.config = config
         for node in config.nodes:
             before = old.node(node.name)
             if any(before[k] != node[k] for k in CONNECTION_KEYS):
@@ -122,13 +109,14 @@ class CockpitCore:
 
     def edit(self, key: str, value: object) -> Config:
         """An interactive edit (the wizard): a bad value raises ConfigError and changes nothing."""
-        edits = dict(self.interactive)
+        edits = dict(self.config.interactive)
         if value is None:
             edits.pop(key, None)
         else:
             edits[key] = value
-        config = self._reconfigure(edits, self.detected)
-        self.interactive = edits
+        config = relayer(self.config, interactive=edits)
+        if key in BY_KEY and BY_KEY[key].role == "cockpit":
+            check_cockpit_settings(config)  # a key map or theme given here is checked like one read
         self._use(config)
         return config
 
@@ -138,13 +126,13 @@ class CockpitCore:
         await self._close_retired()
         view = await self.monitor.refresh(node)
         if view.snapshot.reachable:
-            found = detected_values(self.config, [view.snapshot]).get(node, {})
-            if found != self.detected.get(node, {}):
-                detected = {k: v for k, v in self.detected.items() if k != node}
+            known = self.config.detected
+            found = detected_values(self.config, [view.snapshot]).get(node, NOTHING_DETECTED)
+            if found != known.get(node, NOTHING_DETECTED):
+                detected = {k: v for k, v in known.items() if k != node}
                 if found:
                     detected[node] = found
-                self.detected = detected
-                self._use(self._reconfigure(self.interactive, detected))
+                self._use(relayer(self.config, detected=detected))
                 view.drifted = self.monitor.drift_marks(node, view.snapshot)
         return view
 
@@ -157,13 +145,7 @@ class CockpitCore:
     async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool:
         """Detected values first (labelled as such), then the launch, then drift."""
         await self._close_retired()
-
-        def redetect(detected: dict) -> Config:
-            self.detected = detected
-            return self._reconfigure(self.interactive, detected)
-
-        config, snaps = await with_detected(self.config, self.nodes, redetect)
-        self._use(config)
+        _, snaps = await with_detected(self.config, self.nodes)
         has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
         ok = await Launch(self.config, self.nodes, emit, has_gpu, snapshots=snaps).run()
         if ok:

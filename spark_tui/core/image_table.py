@@ -72,7 +72,7 @@ async def listing(
     architectures. Images are run (a confined container each, once per ID) when they are the
     effective image or look like vLLM; `run_all` runs every one."""
     if rows is None:
-        rows = await Monitor(config, nodes).images()
+        rows = await Monitor(nodes).images()
     found, model = await asyncio.gather(
         entries(config, nodes, rows, cache or default_cache(), run_all),
         first_model_config(nodes, list(config.nodes), config["model"]),

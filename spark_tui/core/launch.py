@@ -293,7 +293,7 @@ class Launch:
             await self._alive_or_fail(head)
             return any("Ray runtime started" in line for line in await self._logs(head))
 
-        await self._until("Ray head start", self.config["timeouts.container"], head_up)
+        await self._until("Ray head start", self.config.timeouts.container, head_up)
         await asyncio.gather(*(self._start(w) for w in workers))
         want_nodes = len(self.config.nodes)
         want_gpus = self.config["tensor_parallel_size"] * self.config["pipeline_parallel_size"]
@@ -327,7 +327,7 @@ class Launch:
             )
             return st.active_nodes >= want_nodes and st.gpus_total >= want_gpus
 
-        await self._until("Ray: every node and GPU joined", self.config["timeouts.ray_join"], joined)
+        await self._until("Ray: every node and GPU joined", self.config.timeouts.ray_join, joined)
         await self._ray_addresses(head, cid)
         self._stage("cluster", "ray_join", "done", f"{want_nodes} nodes")
         serve = planmod.vllm_serve_args(self.config)
@@ -482,7 +482,7 @@ class Launch:
         others_due = 0.0  # their logs are read once a second, until each says its transport and init
         recent: deque[str] = deque(maxlen=20)
         recent_nccl: deque[str] = deque(maxlen=10)
-        nccl_deadline = time.monotonic() + self.config["timeouts.nccl_init"]
+        nccl_deadline = time.monotonic() + self.config.timeouts.nccl_init
         last_ask = time.monotonic()
         guard = MemoryGuard(self.config, self.nodes)
 
@@ -544,7 +544,7 @@ class Launch:
                 )
                 if time.monotonic() > nccl_deadline:
                     raise LaunchError(
-                        f"NCCL init started but not complete after {self.config['timeouts.nccl_init']:.0f} s "
+                        f"NCCL init started but not complete after {self.config.timeouts.nccl_init:.0f} s "
                         f"({s.init_complete}/{s.init_start}): " + await self._nccl_ranks(),
                         list(recent_nccl),
                     )
@@ -563,7 +563,7 @@ class Launch:
             return answer.ready
 
         try:
-            await self._until("vLLM ready (/health and /v1/models)", self.config["timeouts.ready"], ready)
+            await self._until("vLLM ready (/health and /v1/models)", self.config.timeouts.ready, ready)
         except LaunchError as exc:
             # A timeout with warnings in the logs (a placement group waiting, a Socket fallback):
             # they are what the operator should read first.

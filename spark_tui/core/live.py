@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 
 import docker
 
@@ -17,20 +16,17 @@ from spark_tui.core.errors import ENGINE_ERRORS
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
 from spark_tui.parsers.text import inert
-from spark_tui.settings.resolve import Config, redetect
-
-# Resolves the configuration again with the detected layer (default: the same inputs plus it).
-Redetect = Callable[[dict], Config]
+from spark_tui.settings.registry import DETECTED_KEYS
+from spark_tui.settings.resolve import Config, relayer
 
 
-async def with_detected(
-    config: Config, nodes: Nodes, redetect_with: Redetect | None = None
-) -> tuple[Config, list[NodeSnapshot]]:
-    """Snapshot every node, then the configuration with what they showed. `nodes` follows it."""
+async def with_detected(config: Config, nodes: Nodes) -> tuple[Config, list[NodeSnapshot]]:
+    """Snapshot every node, then the configuration with what they showed, re-layered without
+    reading any file (resolve.relayer; interactive edits kept). `nodes` holds the result."""
     snaps = await nodes.snapshot_all()
     detected = detected_values(config, snaps)
     if detected:
-        config = redetect(config, detected) if redetect_with is None else redetect_with(detected)
+        config = relayer(config, detected=detected)
         nodes.config = config
     return config, snaps
 
@@ -42,7 +38,7 @@ def detected_lines(config: Config) -> list[str]:
     for node in config.nodes:
         if node.home and not node.local:
             lines.append(inert(f"detected {node.name}.home = {node.home} ({node.home_source})"))
-        for key in ("netdev", "hca"):
+        for key in DETECTED_KEYS:
             value = node.values[key]
             if value.source.layer == "detected":
                 lines.append(

@@ -94,15 +94,20 @@ def failed_view(config: Config, name: str, exc: BaseException) -> NodeView:
 
 
 class Monitor:
-    def __init__(self, config: Config, nodes: Nodes):
-        self.config = config
+    def __init__(self, nodes: Nodes):
         self.nodes = nodes
+        config = nodes.config
         self._history: dict[str, deque] = {n.name: deque(maxlen=HISTORY) for n in config.nodes}
         self._memory: dict[str, deque] = {n.name: deque(maxlen=HISTORY) for n in config.nodes}
         self._nccl: dict[str, _NcclState] = {}
         self._specs: dict[str, ContainerSpec] = {}
         self._specs_for: Config | None = None
         self._snaps: dict[str, NodeSnapshot] = {}
+
+    @property
+    def config(self) -> Config:
+        """The live configuration, as the nodes hold it (edits and detected values included)."""
+        return self.nodes.config
 
     async def refresh(self, name: str) -> NodeView:
         node = self.config.node(name)
@@ -133,7 +138,7 @@ class Monitor:
             if state:
                 view.nccl, view.nccl_tail = state.parser.summary, list(state.tail)
                 view.nccl_verdicts = state.parser.summary.verdicts(
-                    time.monotonic(), self.config["timeouts.nccl_init"]
+                    time.monotonic(), self.config.timeouts.nccl_init
                 )
         if self._nccl:
             logs = {n: state.parser.summary for n, state in self._nccl.items()}

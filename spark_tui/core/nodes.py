@@ -22,6 +22,8 @@ REACH_SCRIPT = (
 
 class Nodes:
     def __init__(self, config: Config):
+        # The live configuration: detected values and edits replace it here (core/live.py, the
+        # cockpit), and every part reads it here.
         self.config = config
         self.transports = {n.name: transport_for(n) for n in config.nodes}
 

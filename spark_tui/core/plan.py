@@ -12,20 +12,11 @@ import shlex
 from dataclasses import dataclass, field
 
 from spark_tui.core import labels
-from spark_tui.secret_names import SECRET_MASK, mask_args
+from spark_tui.secret_names import mask_args
 from spark_tui.settings.container_env import PER_NODE_VARS
+from spark_tui.settings.model import DerivedVar
+from spark_tui.settings.registry import Setting
 from spark_tui.settings.resolve import Config, NodeConfig
-
-
-@dataclass
-class EnvEntry:
-    name: str
-    value: str
-    source: str
-    secret: bool = False
-
-    def shown(self) -> str:
-        return SECRET_MASK if self.secret and self.value else self.value
 
 
 @dataclass
@@ -35,7 +26,7 @@ class ContainerSpec:
     image: str
     name: str
     labels: dict[str, str]
-    env: list[EnvEntry]
+    env: list[DerivedVar]  # the node's container_env without the variables an `env` entry overrode
     volumes: list[str]
     command: list[str]
     privileged: bool
@@ -90,16 +81,20 @@ class ContainerSpec:
 
 
 def config_hash(config: Config) -> str:
-    """A short hash of everything that shapes the containers, so drift and restarts can be matched."""
+    """A short hash of everything that shapes the containers, so drift and restarts can be matched:
+    the registry's container settings only (cluster-wide and each node's), never a secret. How a
+    node is reached, what the cockpit shows and what check measures leave a container as it is."""
     data = {
-        "values": {
-            k: v.value
-            for k, v in config.values.items()
-            if not v.setting.secret and v.setting.role == "container"
-        },
-        "nodes": [{k: v.value for k, v in n.values.items()} for n in config.nodes],
+        "values": {k: v.value for k, v in config.values.items() if _shapes_container(v.setting)},
+        "nodes": [
+            {k: v.value for k, v in n.values.items() if _shapes_container(v.setting)} for n in config.nodes
+        ],
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _shapes_container(setting: Setting) -> bool:
+    return setting.role == "container" and not setting.secret
 
 
 def _command(config: Config, node: NodeConfig, head: NodeConfig) -> list[str]:
@@ -174,11 +169,7 @@ def build(config: Config) -> list[ContainerSpec]:
     specs = []
     for node in config.nodes:
         role = "head" if node.is_head else "worker"
-        env = [
-            EnvEntry(v.name, v.value, v.derived_from, v.secret)
-            for v in node.container_env
-            if v.overridden_by is None
-        ]
+        env = [v for v in node.container_env if v.overridden_by is None]
         privileged = node["privileged"]
         volumes, unexpanded = _volumes(node)
         specs.append(
@@ -277,7 +268,7 @@ def as_text(
         lines.append("  labels: " + ", ".join(f"{k}={v}" for k, v in spec.labels.items()))
         lines.append("  env:")
         for e in spec.env:
-            lines.append(f"    {e.name}={e.shown()}  <- {e.source}")
+            lines.append(f"    {e.name}={e.shown()}  <- {e.derived_from}")
         lines.append("  volumes: " + (", ".join(spec.volumes) or "none"))
         lines += [f"    {note}" for note in volume_notes(node, spec)]
         mode = (

@@ -21,6 +21,7 @@ from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.docker_text import looks_like_inference
 from spark_tui.parsers.text import count, inert, whole
 from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
+from spark_tui.settings.model import Detected, Found
 
 GPU_FIELDS = [
     "index",
@@ -392,7 +393,7 @@ def _unset(node, key: str) -> bool:
     return node.values[key].source.layer in ("default", "detected")
 
 
-def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, dict[str, tuple[object, str]]]:
+def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, Detected]:
     """Per-node values found on the nodes, for settings left unset: the `detected` layer.
 
     netdev: the interface holding data_ip; hca: its RoCE device and that device's twin;
@@ -400,31 +401,28 @@ def detected_values(config, snaps: list[NodeSnapshot]) -> dict[str, dict[str, tu
     """
     from spark_tui.parsers.netif import twin_of
 
-    out: dict[str, dict[str, tuple[object, str]]] = {}
+    out: dict[str, Detected] = {}
     for snap in snaps:
         node = config.node(snap.node)
         if not snap.reachable:
             continue
-        found: dict[str, tuple[object, str]] = {}
+        home = netdev = hca = None
         if snap.host.home and not node.local:
-            found["home"] = (snap.host.home, f"$HOME of the login user on {node.name}")
+            home = Found(snap.host.home, f"$HOME of the login user on {node.name}")
         iface = snap.data_interface
-        if iface is None:
-            if found:
-                out[node.name] = found
-            continue
-        if _unset(node, "netdev"):
-            found["netdev"] = (iface.name, f"on {node.name}: the interface holding {node['data_ip']}")
-        if _unset(node, "hca") and iface.roce_device:
+        if iface is not None and _unset(node, "netdev"):
+            netdev = Found(iface.name, f"on {node.name}: the interface holding {node['data_ip']}")
+        if iface is not None and _unset(node, "hca") and iface.roce_device:
             devices = [iface.roce_device]
             twin = twin_of(iface.roce_device)
             if twin and any(m.device == twin for m in snap.roce):
                 devices.append(twin)
-            found["hca"] = (
+            hca = Found(
                 devices,
                 f"on {node.name}: RoCE device(s) of {iface.name}"
                 + (" and its twin" if len(devices) > 1 else ""),
             )
+        found = Detected(netdev=netdev, hca=hca, home=home)
         if found:
             out[node.name] = found
     return out

@@ -68,8 +68,10 @@ def _one_pair(kind: kinds.EnvMap, item: str) -> dict:
     return kind.from_yaml({key: val})
 
 
-def load_config(args: argparse.Namespace, environ=None, interactive=None, detected=None):
-    from spark_tui.settings.resolve import Inputs, resolve
+def load_config(args: argparse.Namespace, environ=None):
+    """The files read and validated once per command (keys and theme included); detected values
+    and edits re-layer this configuration later without the disk (resolve.relayer)."""
+    from spark_tui.settings.resolve import Inputs, check_cockpit_settings, resolve
 
     environ = os.environ if environ is None else environ
     flags = settings_from_args(args)
@@ -79,20 +81,7 @@ def load_config(args: argparse.Namespace, environ=None, interactive=None, detect
         cluster_file_source="--cluster",
         environ=dict(environ),
         flags=flags,
-        interactive=interactive or {},
-        detected=detected or {},
     )
     config = resolve(inputs)
-    _validate_cockpit_settings(config, environ)
+    check_cockpit_settings(config)
     return config
-
-
-def _validate_cockpit_settings(config, environ) -> None:
-    """Settings only the cockpit uses are checked by every command, where they are resolved:
-    `spark-tui config --keys nosuch=x` is bad input, not a value that fails later."""
-    from spark_tui.settings.keys import validate_keymap
-    from spark_tui.settings.themefiles import check_theme
-
-    keys = config.values["keys"]
-    validate_keymap(dict(keys.value), lambda k: keys.item_sources.get(k, "keys"))
-    check_theme(config["theme"], str(config.values["theme"].source), environ)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from spark_tui.secret_names import SECRET_MASK, SECRET_NAME, mask_args
@@ -78,6 +78,35 @@ class Value:
         return out
 
 
+@dataclass(frozen=True)
+class Found:
+    """One value a node showed, and the evidence (`on spark-2: the interface holding 10.0.0.2`)."""
+
+    value: Any
+    how: str
+
+
+@dataclass(frozen=True)
+class Detected:
+    """What one node showed for the values left to detection: the `detected` layer of that node.
+
+    netdev and hca are settings (registry: detected=True) that lose to every configured layer;
+    home is a fact of the node (where `~` in a volume points), not a setting."""
+
+    netdev: Found | None = None
+    hca: Found | None = None
+    home: Found | None = None
+
+    def setting(self, key: str) -> Found | None:
+        return getattr(self, key, None) if key != "home" else None
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+
+NOTHING_DETECTED = Detected()
+
+
 @dataclass
 class DerivedVar:
     name: str
@@ -123,13 +152,31 @@ class NodeConfig:
         return {v.name: v.value for v in self.container_env if v.overridden_by is None}
 
 
+@dataclass(frozen=True)
+class Timeouts:
+    """The launch timeouts (the registry's `timeouts.*`), typed: seconds each."""
+
+    container: float
+    ray_join: float
+    nccl_init: float
+    ready: float
+
+    @classmethod
+    def from_config(cls, config: Config) -> Timeouts:
+        return cls(**{f.name: float(config[f"timeouts.{f.name}"]) for f in fields(cls)})
+
+
 @dataclass
 class Config:
     values: dict[str, Value]
     nodes: list[NodeConfig]
     warnings: list[str]
     files_read: list[str]
-    inputs: Inputs | None = None  # what it was resolved from (resolve.redetect uses it)
+    # What it was resolved from: the layers read once, then the interactive edits and detected
+    # values on top (resolve.relayer resolves them again with other edits or detected values).
+    layers: Layers | None = None
+    interactive: dict[str, object] = field(default_factory=dict)
+    detected: dict[str, Detected] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
         # Any, not object: each value's type is its setting's kind (validated when resolved).
@@ -139,11 +186,30 @@ class Config:
     def head(self) -> NodeConfig:
         return next(n for n in self.nodes if n.is_head)
 
+    @property
+    def timeouts(self) -> Timeouts:
+        return Timeouts.from_config(self)
+
     def node(self, name: str) -> NodeConfig:
         for n in self.nodes:
             if n.name == name:
                 return n
         raise KeyError(name)
+
+
+@dataclass
+class Layers:
+    """What the files, the environment and the flags ask for, read once with provenance.
+
+    Reading touches the disk (the user config, the cluster file, secret files); resolving does
+    not: detected values and interactive edits re-layer these requests (`relayer`), so a refresh
+    or an edit never reads or validates a file again."""
+
+    requests: dict[str, list[Candidate]]
+    node_requests: list[dict[str, list[Candidate]]]
+    files: list[str]
+    environ: Mapping[str, str]
+    file_warnings: list[str]  # secrets in files others can read, told each time the config is shown
 
 
 @dataclass
@@ -156,7 +222,7 @@ class Inputs:
     environ: Mapping[str, str] = field(default_factory=dict)
     flags: dict[str, tuple[object, str]] = field(default_factory=dict)
     interactive: dict[str, object] = field(default_factory=dict)
-    detected: dict[str, dict[str, tuple[object, str]]] = field(default_factory=dict)
+    detected: dict[str, Detected] = field(default_factory=dict)
 
 
 def mask(setting: Setting, value) -> str:

@@ -32,9 +32,15 @@ class Setting:
     required: bool = False
     short_flag: str | None = None
     # What the setting shapes: "container" (the containers `up` creates: it counts in the config
-    # hash that drift compares), "cockpit" (only the screen) or "check" (only what check measures).
-    # A setting that is not "container" never makes a running container look drifted.
+    # hash that drift compares), "connection" (how a node is reached: an edit rebuilds that node's
+    # connection), "cockpit" (only the screen) or "check" (only what check measures). A setting
+    # that is not "container" never makes a running container look drifted.
     role: str = "container"
+    # Left unset, the value is read from the node (settings/model.py Detected, core/probes.py
+    # detected_values) as the `detected` layer, which every configured layer beats.
+    detected: bool = False
+    # A port the head listens on: check finds it free before a launch.
+    head_port: bool = False
 
     @property
     def env(self) -> str | None:
@@ -107,6 +113,7 @@ SETTINGS: tuple[Setting, ...] = (
         "SSH host, address or ~/.ssh/config alias; `local` = this machine without SSH.",
         scope="node",
         required=True,
+        role="connection",
     ),
     _s(
         "data_ip",
@@ -122,14 +129,23 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "SSH user (default: ~/.ssh/config, then the local user).",
         per_node=True,
+        role="connection",
     ),
-    _s("port", k.Int(1, 65535), None, "SSH port (default: ~/.ssh/config, then 22).", per_node=True),
+    _s(
+        "port",
+        k.Int(1, 65535),
+        None,
+        "SSH port (default: ~/.ssh/config, then 22).",
+        per_node=True,
+        role="connection",
+    ),
     _s(
         "identity_file",
         k.Str(),
         None,
         "SSH private key file (default: ~/.ssh/config and ssh-agent).",
         per_node=True,
+        role="connection",
     ),
     _s(
         "known_hosts",
@@ -137,6 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
         "~/.ssh/known_hosts",
         "known_hosts file used to verify host keys.",
         per_node=True,
+        role="connection",
     ),
     _s(
         "host_key_policy",
@@ -144,14 +161,23 @@ SETTINGS: tuple[Setting, ...] = (
         "strict",
         "strict: unknown or changed host keys are refused; accept-new: unknown keys are added, changed keys still refused.",
         per_node=True,
+        role="connection",
     ),
-    _s("connect_timeout", k.Float(min=0.1), 10.0, "SSH connect timeout in seconds.", per_node=True),
+    _s(
+        "connect_timeout",
+        k.Float(min=0.1),
+        10.0,
+        "SSH connect timeout in seconds.",
+        per_node=True,
+        role="connection",
+    ),
     _s(
         "keepalive_interval",
         k.Float(min=0),
         15.0,
         "SSH keepalive interval in seconds (0 = off).",
         per_node=True,
+        role="connection",
     ),
     _s(
         "max_sessions",
@@ -159,6 +185,7 @@ SETTINGS: tuple[Setting, ...] = (
         8,
         "Most SSH channels open at once per node (keep below sshd's MaxSessions, 10).",
         per_node=True,
+        role="connection",
     ),
     _s(
         "docker_socket",
@@ -166,6 +193,7 @@ SETTINGS: tuple[Setting, ...] = (
         "/var/run/docker.sock",
         "Docker engine socket path on the node.",
         per_node=True,
+        role="connection",
     ),
     _s(
         "netdev",
@@ -173,6 +201,7 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Ethernet netdev of the data network (default: the interface holding data_ip).",
         per_node=True,
+        detected=True,
     ),
     _s(
         "hca",
@@ -180,6 +209,7 @@ SETTINGS: tuple[Setting, ...] = (
         [],
         "RoCE HCA list for NCCL_IB_HCA, both twins (default: the devices mapped to netdev and its twin).",
         per_node=True,
+        detected=True,
     ),
     # --- the container ---
     _s(
@@ -274,12 +304,13 @@ SETTINGS: tuple[Setting, ...] = (
     _s("served_model_name", k.Str(), None, "Name the API serves the model under (default: the model)."),
     _s("tensor_parallel_size", k.Int(1, 1024), None, "Tensor parallel size (default: the number of nodes)."),
     _s("pipeline_parallel_size", k.Int(1, 1024), 1, "Pipeline parallel size."),
-    _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head."),
+    _s("vllm_port", k.Int(1, 65535), 8000, "vLLM API port on the head.", head_port=True),
     _s(
         "master_port",
         k.Int(1, 65535),
         29501,
         "Ray head port (executor ray) or torch master port (native); unused by solo.",
+        head_port=True,
     ),
     _s("vllm_args", k.ArgList(), [], "Extra arguments appended to `vllm serve`."),
     _s(
@@ -374,6 +405,12 @@ BY_KEY = {s.key: s for s in CLUSTER_SETTINGS}
 NODE_BY_KEY = {s.key: s for s in NODE_SETTINGS}
 BY_ENV = {s.env: s for s in CLUSTER_SETTINGS}
 BY_FILE_ENV = {s.file_env: s for s in CLUSTER_SETTINGS if s.file_env}
+ROLES = ("container", "connection", "cockpit", "check")
+# The groups, derived: nothing else lists setting names.
+CONNECTION_KEYS = tuple(s.key for s in NODE_SETTINGS if s.role == "connection")
+DETECTED_KEYS = tuple(s.key for s in NODE_SETTINGS if s.detected)
+TIMEOUT_KEYS = tuple(s.key for s in CLUSTER_SETTINGS if s.key.startswith("timeouts."))
+HEAD_PORT_KEYS = tuple(s.key for s in CLUSTER_SETTINGS if s.head_port)
 
 # Environment variables that look like settings but are not read by spark-tui.
 # Each is what some launcher script or habit uses for a spark-tui setting.

@@ -6,11 +6,15 @@ Precedence, lowest first:
 Inside one layer a node's own value beats the cluster-wide one. Every value any
 layer requested is kept, so the operator can see what won and why the rest lost.
 Maps (`env`, `keys`) merge key by key; each key keeps its own provenance.
+
+Reading and resolving are apart: `read_layers` reads the files, the environment and the flags
+once (the only place that touches the disk, and validates what it read); `resolve_layers` puts
+the detected and interactive layers on top. A refresh that detects values, or an edit, is
+`relayer(config, ...)`: the same layers, never a file read again.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import os
 import socket
@@ -22,9 +26,12 @@ from spark_tui.settings import kinds, secret_file, yamlfile
 from spark_tui.settings.container_env import derive_container_env
 from spark_tui.settings.lookalike import lookalike_warnings, secret_arg_warnings
 from spark_tui.settings.model import (  # the data model; its users may import it from here too
+    NOTHING_DETECTED,
     Candidate,
     Config,
+    Detected,
     Inputs,
+    Layers,
     NodeConfig,
     Source,
     Value,
@@ -46,11 +53,11 @@ SECRET_KEYS = [s.key for s in CLUSTER_SETTINGS if s.secret]
 # ---------------------------------------------------------------------------
 
 
-def resolve(inputs: Inputs) -> Config:
+def read_layers(inputs: Inputs) -> Layers:
+    """The default, user, cluster, env and flag layers: every file read once, here."""
     files: list[str] = []
     requests: dict[str, list[Candidate]] = {s.key: [] for s in CLUSTER_SETTINGS}
     node_requests: list[dict[str, list[Candidate]]] = []
-    node_docs: list[tuple[yamlfile.YamlDoc, int]] = []
     secret_docs: list[tuple[str, yamlfile.YamlDoc]] = []  # files read, told when others can read a secret
 
     for s in CLUSTER_SETTINGS:
@@ -84,7 +91,6 @@ def resolve(inputs: Inputs) -> Config:
         _read_settings(doc, "cluster", requests, allow_nodes=True)
         for index, entry in enumerate(_node_entries(doc)):
             node_requests.append(_read_node(doc, index, entry))
-            node_docs.append((doc, index))
 
     for key, cand in env_values.items():
         requests[key].append(cand)
@@ -93,24 +99,69 @@ def resolve(inputs: Inputs) -> Config:
 
     if not node_requests:
         node_requests.append(_local_node())
+    file_warnings = []
+    for path, doc in secret_docs:
+        warned = secret_file.readable_by_others(path, [k for k in SECRET_KEYS if k in doc.data])
+        if warned:
+            file_warnings.append(warned)
+    return Layers(requests, node_requests, files, dict(inputs.environ), file_warnings)
 
-    for key, value in inputs.interactive.items():
+
+def resolve(inputs: Inputs) -> Config:
+    return resolve_layers(read_layers(inputs), inputs.interactive, inputs.detected)
+
+
+def resolve_layers(
+    layers: Layers, interactive: Mapping[str, object], detected: Mapping[str, Detected]
+) -> Config:
+    """The layers read once, with the detected and interactive layers on top: no disk, no file
+    validated again. A bad interactive edit raises ConfigError and builds nothing."""
+    requests = {key: list(cands) for key, cands in layers.requests.items()}
+    node_requests = [{key: list(cands) for key, cands in nreq.items()} for nreq in layers.node_requests]
+    for key, value in interactive.items():
         _apply_interactive(key, value, requests, node_requests)
 
     values = {key: _pick(BY_KEY[key], cands) for key, cands in requests.items()}
-    nodes = [_resolve_node(i, nreq, requests, inputs.detected) for i, nreq in enumerate(node_requests)]
+    nodes = [_resolve_node(i, nreq, requests, detected) for i, nreq in enumerate(node_requests)]
     _validate_nodes(nodes, values)
     _derive_defaults(values, nodes)
     for n in nodes:
         n.container_env = derive_container_env(n, values, nodes)
     warnings = (
-        lookalike_warnings(inputs.environ, values) + _unused_by_executor(values) + secret_arg_warnings(values)
+        lookalike_warnings(layers.environ, values)
+        + _unused_by_executor(values)
+        + secret_arg_warnings(values)
+        + layers.file_warnings
     )
-    for path, doc in secret_docs:
-        warned = secret_file.readable_by_others(path, [k for k in SECRET_KEYS if k in doc.data])
-        if warned:
-            warnings.append(warned)
-    return Config(values, nodes, warnings, files, inputs)
+    return Config(values, nodes, warnings, list(layers.files), layers, dict(interactive), dict(detected))
+
+
+def relayer(
+    config: Config,
+    interactive: Mapping[str, object] | None = None,
+    detected: Mapping[str, Detected] | None = None,
+) -> Config:
+    """The same layers resolved again with other interactive edits or detected values (each left
+    as it was when not given): what a refresh or an edit makes, without reading any file."""
+    assert config.layers is not None, "a Config built by resolve() knows its layers"
+    return resolve_layers(
+        config.layers,
+        config.interactive if interactive is None else interactive,
+        config.detected if detected is None else detected,
+    )
+
+
+def check_cockpit_settings(config: Config) -> None:
+    """Settings only the cockpit uses are checked where they are read (once per command, and on
+    an interactive edit of one): `spark-tui config --keys nosuch=x` is bad input, not a value
+    that fails later."""
+    from spark_tui.settings.keys import validate_keymap
+    from spark_tui.settings.themefiles import check_theme
+
+    assert config.layers is not None, "a Config built by resolve() knows its layers"
+    keys = config.values["keys"]
+    validate_keymap(dict(keys.value), lambda k: keys.item_sources.get(k, "keys"))
+    check_theme(config["theme"], str(config.values["theme"].source), config.layers.environ)
 
 
 def _top(cands: list[Candidate]) -> Candidate | None:
@@ -277,22 +328,23 @@ def _parse_edit(setting: Setting, value, where: str):
         raise ConfigError(where, f"{setting.key}: {exc}") from None
 
 
-def _resolve_node(index, nreq, requests, detected) -> NodeConfig:
+def _resolve_node(index, nreq, requests, detected: Mapping[str, Detected]) -> NodeConfig:
     values: dict[str, Value] = {}
     name = nreq["name"][-1].value
+    found = detected.get(name, NOTHING_DETECTED)
     for setting in NODE_SETTINGS:
         cands = list(nreq.get(setting.key, []))
         if setting.per_node:
             cands = list(requests[setting.key]) + cands
-            if setting.key in detected.get(name, {}):
-                val, how = detected[name][setting.key]
-                cands.append(Candidate(val, Source("detected", how, node_level=True)))
+            shown = found.setting(setting.key) if setting.detected else None
+            if shown is not None:
+                cands.append(Candidate(shown.value, Source("detected", shown.how, node_level=True)))
         if not cands:
             cands = [Candidate(None, Source("default", "default"))]
         values[setting.key] = _pick(setting, cands)
     node = NodeConfig(name, index, values)
-    if "home" in detected.get(name, {}):
-        node.home, node.home_source = detected[name]["home"]
+    if found.home is not None:
+        node.home, node.home_source = found.home.value, found.home.how
     return node
 
 
@@ -385,9 +437,3 @@ def _is_ipv4(text) -> bool:
         return True
     except (ValueError, TypeError):
         return False
-
-
-def redetect(config: Config, detected: dict) -> Config:
-    """The same inputs resolved again with another detected layer (what the nodes show)."""
-    assert config.inputs is not None, "a Config built by resolve() knows its inputs"
-    return resolve(dataclasses.replace(config.inputs, detected=detected))
