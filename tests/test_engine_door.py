@@ -130,6 +130,10 @@ def test_a_stopped_engine_is_an_engine_error_naming_the_node_and_the_client_reco
             with pytest.raises(docker.errors.NotFound) as answer:
                 await nodes.docker(worker.name, lambda c: c.containers.get("no-such-container"))
             kept = await nodes.docker(worker.name, lambda c: c)
+            # In a fan-out, an answer nobody handled is that node's error, beside the others' results.
+            unhandled = await nodes.each(
+                lambda n: nodes.docker(n, lambda c: c.containers.get("no-such-container"))
+            )
             cluster.stop_dockerd(worker)
             try:
                 with pytest.raises(EngineError) as failure:
@@ -141,11 +145,25 @@ def test_a_stopped_engine_is_an_engine_error_naming_the_node_and_the_client_reco
                 cluster.start_dockerd(worker)
             rebuilt = await nodes.docker(worker.name, lambda c: c)
             answered = await nodes.docker(worker.name, lambda c: c.ping())
-            return first, answer.value, kept, failure.value, pinged, all_needed.value, rebuilt, answered
+            return (
+                first,
+                answer.value,
+                kept,
+                unhandled,
+                failure.value,
+                pinged,
+                all_needed.value,
+                rebuilt,
+                answered,
+            )
 
-    first, answer, kept, failure, pinged, all_needed, rebuilt, answered = asyncio.run(scenario())
+    first, answer, kept, unhandled, failure, pinged, all_needed, rebuilt, answered = asyncio.run(scenario())
     # A 404 is an answer of a working engine: unchanged, and the client is kept.
     assert type(answer) is docker.errors.NotFound and kept is first
+    assert [(n, type(e), e.node) for n, e in unhandled.items()] == [
+        (n, NodeError, n) for n in (head, worker.name)
+    ]
+    assert all("no-such-container" in e.reason for e in unhandled.values())
     # The stopped engine: one EngineError naming the node, the SDK's failure as its cause.
     assert failure.node == worker.name and str(failure).startswith(f"{worker.name}: ")
     assert isinstance(failure.__cause__, (requests.exceptions.RequestException, OSError))
