@@ -422,39 +422,3 @@ def test_reconnect_backs_off_and_does_not_hammer_a_dead_node(cluster, tmp_path):
     waits, connected, failures = asyncio.run(scenario())
     assert waits == [0.5, 1.0, 2.0]
     assert connected and failures == 0
-
-
-@pytest.mark.cluster
-def test_shared_engine_client_survives_api_errors_not_engine_failures(cluster, tmp_path):
-    """Refresh, check, launch and down share one client per engine: a 404 is an answer and
-    keeps it; an engine that stopped answering drops it, and the next use builds a new one."""
-    import docker
-
-    from spark_tui.core import engines
-
-    node = cluster.nodes[1]
-    config = two_node_config(cluster, tmp_path)
-
-    async def scenario():
-        async with Nodes(config) as nodes:
-            url = await nodes.transports[node.name].docker_url()
-
-            def steps():
-                first = engines.engine(url)
-                with pytest.raises(docker.errors.NotFound):
-                    engines.with_engine(url, lambda c: c.containers.get("no-such-container"))
-                kept = engines.engine(url) is first
-                cluster.stop_dockerd(node)
-                try:
-                    with pytest.raises(Exception) as failure:
-                        engines.with_engine(url, lambda c: c.containers.list())
-                finally:
-                    cluster.start_dockerd(node)
-                rebuilt = engines.engine(url)
-                return kept, failure.type, rebuilt is not first, rebuilt.ping()
-
-            return await asyncio.to_thread(steps)
-
-    kept, failure, rebuilt, ping = asyncio.run(scenario())
-    assert kept and rebuilt and ping is True
-    assert not issubclass(failure, docker.errors.APIError)

@@ -20,18 +20,15 @@ from spark_tui import __version__
 from spark_tui.core import loadgen
 from spark_tui.core.bench_store import Run, Store, provenance_diff
 from spark_tui.core.cluster_state import cluster_state
-from spark_tui.core.errors import ENGINE_ERRORS, NodeError
+from spark_tui.core.errors import NodeError
 from spark_tui.core.image_checks import default_cache, effective_facts
 from spark_tui.core.live import with_detected
 from spark_tui.core.model_files import manifests
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import config_hash
+from spark_tui.errors import BenchError
 from spark_tui.paths import state_dir
 from spark_tui.settings.resolve import Config
-
-
-class BenchError(Exception):
-    """The bench could not run (nothing serving, the endpoint unreachable); one line."""
 
 
 @dataclass
@@ -88,9 +85,8 @@ async def provenance(config: Config, nodes: Nodes) -> dict:
 
 async def _image(config: Config, nodes: Nodes) -> tuple[str | None, list[str]]:
     try:
-        client = await nodes.engine(config.head.name)
-        img = await asyncio.to_thread(client.images.get, config["image"])
-    except (docker.errors.ImageNotFound, *ENGINE_ERRORS):
+        img = await nodes.docker(config.head.name, lambda client: client.images.get(config["image"]))
+    except (NodeError, docker.errors.APIError):
         return None, []
     return img.id, list((img.attrs.get("RootFS") or {}).get("Layers") or [])
 

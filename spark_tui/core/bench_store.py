@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from spark_tui.errors import StoreError
+
 SETUP_KEYS = ("image_id", "config_hash", "model", "revision", "nodes", "executor")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -33,10 +35,6 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_keys ON runs (load_key, setup_key, at);
 """
-
-
-class StoreError(Exception):
-    """The results database cannot be used; the message names the file and why."""
 
 
 @dataclass

@@ -9,14 +9,15 @@ still written. Everything that came from a node is made inert, and the whole tex
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
+
+import docker
 
 from spark_tui import __version__
 from spark_tui.core import engines
 from spark_tui.core.check import CheckResult, run_checks
 from spark_tui.core.cluster_state import as_lines, cluster_state
-from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.image_checks import default_cache, effective_facts
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
@@ -37,11 +38,16 @@ async def build(config: Config, nodes: Nodes, log_lines: int = 200, fabric: bool
     state = await cluster_state(config, nodes, snaps, watches=watches)
     if "watch" in watches:
         await watches["watch"].close()
-    drivers = await asyncio.gather(*(_driver(nodes, s) for s in snaps))
+    by_node = {s.node: s for s in snaps}
+    driver_of = await nodes.each(lambda node: _driver(nodes, by_node[node]), by_node)
+    drivers = [f"unknown ({d})" if isinstance(d, NodeError) else d for d in driver_of.values()]
     _, facts, why_none = await effective_facts(
         config, nodes, default_cache(), {s.node for s in snaps if not s.reachable or s.docker_error}
     )
-    logs = await asyncio.gather(*(_tail(config, nodes, s, log_lines) for s in snaps))
+    tail_of = await nodes.each(lambda node: _tail(config, nodes, by_node[node], log_lines), by_node)
+    logs = [
+        [f"(log unreadable: {why(t)[:200]})"] if isinstance(t, NodeError) else t for t in tail_of.values()
+    ]
 
     out: list[str] = [
         f"# spark-tui report: cluster {config['name']}",
@@ -113,7 +119,7 @@ async def _driver(nodes: Nodes, snap: NodeSnapshot) -> str:
         return "-"
     try:
         res = await nodes.transports[snap.node].run(DRIVER, timeout=20)
-    except (NodeError, TimeoutError) as exc:
+    except TimeoutError as exc:
         return f"unknown ({exc})"
     problem = res.problem("nvidia-smi")
     if problem:  # no NVIDIA driver tools on this node: a fact for the report, not an error
@@ -131,10 +137,12 @@ async def _tail(config: Config, nodes: Nodes, snap: NodeSnapshot, lines: int) ->
     if not any(c.name == name for c in snap.containers):
         return [f"(no container named {name} on {snap.node})"]
     try:
-        client = await nodes.engine(snap.node)
-        raw = await asyncio.to_thread(
-            lambda: engines.exact_container(client, name).logs(tail=lines).decode("utf-8", errors="replace")
+        raw = await nodes.docker(
+            snap.node,
+            lambda client: (
+                engines.exact_container(client, name).logs(tail=lines).decode("utf-8", errors="replace")
+            ),
         )
-    except (*ENGINE_ERRORS, AttributeError) as exc:
+    except (docker.errors.APIError, AttributeError) as exc:  # AttributeError: it went meanwhile
         return [f"(log unreadable: {why(exc)[:200]})"]
     return [inert(line) for line in raw.splitlines()]

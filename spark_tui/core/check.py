@@ -15,7 +15,7 @@ from typing import Literal
 
 import docker
 
-from spark_tui.core.errors import ENGINE_ERRORS, NodeError
+from spark_tui.core.errors import NodeError, engine_said
 from spark_tui.core.fabric import fabric_checks
 from spark_tui.core.image_checks import image_checks
 from spark_tui.core.live import with_detected
@@ -83,13 +83,15 @@ async def run_checks(
     config, snaps = await with_detected(config, nodes)
     snap_of = {s.node: s for s in snaps}
 
-    async def one_node(node: NodeConfig) -> tuple[NodeSnapshot, tuple | None]:
+    node_of = {n.name: n for n in config.nodes}
+
+    async def node_layers(name: str) -> tuple | None:
         # Each node goes through its own checks and then its reachability probes without waiting
         # for the others: a barrier between the phases would make every phase wait for the slowest.
-        snap = snap_of[node.name]
-        layers = await _node_checks(config, node, snap, nodes, add)
-        await _reach(config, node, snap, nodes, add)
-        return snap, layers
+        snap = snap_of[name]
+        layers = await _node_checks(config, node_of[name], snap, nodes, add)
+        await _reach(config, node_of[name], snap, nodes, add)
+        return layers
 
     # What the image can run (Ray, native flags, the model's architecture), alongside the nodes.
     # And the model: complete on every node, fitting each node's live memory.
@@ -97,13 +99,13 @@ async def run_checks(
     usable = [n for n in config.nodes if n.name not in unusable]
     model = asyncio.ensure_future(first_model_config(nodes, usable, config["model"]))
     done, _, _ = await asyncio.gather(
-        asyncio.gather(*(one_node(n) for n in config.nodes)),
+        nodes.each(node_layers),
         image_checks(config, nodes, add, unusable, model),
         model_checks(config, nodes, add, snaps, model),
     )
-    _cluster_checks(
-        config, {snap.node: snap for snap, _ in done}, {snap.node: layers for snap, layers in done}, add
-    )
+    # A node's checks report its own failures: a NodeError here is one they did not foresee.
+    layers = {n: None if isinstance(found, NodeError) else found for n, found in done.items()}
+    _cluster_checks(config, {n: snap_of[n] for n in done}, layers, add)
     if fabric:
         await fabric_checks(config, nodes, snap_of, add)
     return results
@@ -177,13 +179,11 @@ async def _image_and_container(
     # The snapshot just listed every container on the node: an exact name match needs no second call.
     existing = next((c for c in snap.containers if c.name == cname), None)
     try:
-        client = await nodes.engine(name)
-        try:
-            img = await asyncio.to_thread(client.images.get, image)
-        except docker.errors.ImageNotFound:
-            img = None
-    except ENGINE_ERRORS as exc:
-        add("image.present", name, "fail", f"docker API failed: {exc}")
+        img = await nodes.docker(name, lambda client: client.images.get(image))
+    except docker.errors.ImageNotFound:
+        img = None
+    except (NodeError, docker.errors.APIError) as exc:
+        add("image.present", name, "fail", f"docker API failed: {engine_said(exc)}")
         return None
     layers = None
     if img is None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from spark_tui.core import engines, serving
 from spark_tui.core.drift import drift
-from spark_tui.core.errors import ENGINE_ERRORS
+from spark_tui.core.errors import NodeError
 from spark_tui.core.events import DriftItem
 from spark_tui.core.nccl_nodes import NodeNccl, node_of, per_node
 from spark_tui.core.nodes import Nodes
@@ -84,22 +84,18 @@ async def _failures(
     error lines arrive in the head's log with the worker's address (actor prefix, RayTaskError)."""
     name = config["container_name"]
 
-    async def one(node: str):
-        try:
-            client = await nodes.engine(node)
-            raw = await asyncio.to_thread(lambda: client.containers.get(name).logs(tail=FAILURE_TAIL))
-        except ENGINE_ERRORS:
-            return node, None
+    async def failure_in_log(node: str) -> tuple[str, str] | None:
+        raw = await nodes.docker(node, lambda client: client.containers.get(name).logs(tail=FAILURE_TAIL))
         parser = VllmParser()
         for line in raw.decode(errors="replace").splitlines():
             parser.feed(line)
         # Only what vLLM's verdicts call an error (an OOM, a named exception, ...), not any ERROR line.
         failed = any(v.level == "error" for v in parser.summary.verdicts())
-        return node, parser.summary.failure() if failed else None
+        return parser.summary.failure() if failed else None
 
     out: dict[str, str] = {}
-    for log_node, found in await asyncio.gather(*(one(n) for n in running)):
-        if found is None:
+    for log_node, found in (await nodes.each(failure_in_log, running)).items():
+        if found is None or isinstance(found, NodeError):  # an unreadable log names no failure
             continue
         line, origin = found
         node = node_of(config, origin, log_node, snaps)
@@ -137,21 +133,17 @@ async def _nccl_logs(
 ) -> dict[str, NcclSummary]:
     name = config["container_name"]
 
-    async def one(node: str) -> tuple[str, NcclSummary | None]:
+    async def summary_of(node: str) -> NcclSummary:
         known = cache.get((node, started[node]))
         if known is not None:
-            return node, known
-        try:
-            client = await nodes.engine(node)
-            lines = await asyncio.to_thread(engines.log_head, client, name)
-        except ENGINE_ERRORS:
-            return node, None
+            return known
+        lines = await nodes.docker(node, lambda client: engines.log_head(client, name))
         parser = NcclParser()
         parser.feed_lines(lines)
-        return node, parser.summary
+        return parser.summary
 
-    found = dict(await asyncio.gather(*(one(n) for n in started)))
-    read = {n: s for n, s in found.items() if s is not None}
+    found = await nodes.each(summary_of, started)
+    read = {n: s for n, s in found.items() if not isinstance(s, NodeError)}
     # Once NCCL has set up (some log says its transport), later rounds have nothing to add; before
     # that, every round reads again. (A Ray worker's own log never has NCCL lines.)
     if any(s.transport for s in read.values()):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 
 import docker
 
 from spark_tui.core import engines, labels
 from spark_tui.core import plan as planmod
-from spark_tui.core.errors import ENGINE_ERRORS, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.events import DriftItem
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
@@ -27,16 +26,8 @@ async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftI
     items: list[DriftItem] = []
     layers: dict[str, tuple] = {}  # node -> layer digests of the image its container runs
 
-    async def one(spec: planmod.ContainerSpec):
-        try:
-            await compare(spec)
-        except ENGINE_ERRORS as exc:
-            # Not a difference: the node could not be asked (its state is reported where it is shown).
-            items.append(DriftItem(spec.node, "unreachable", spec.name, why(exc)[:200]))
-
     async def compare(spec: planmod.ContainerSpec):
-        client = await nodes.engine(spec.node)
-        c = await asyncio.to_thread(engines.exact_container, client, spec.name)
+        c = await nodes.docker(spec.node, lambda client: engines.exact_container(client, spec.name))
         if c is None:
             items.append(DriftItem(spec.node, "missing", spec.name, "no container"))
             return
@@ -44,7 +35,8 @@ async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftI
         if cfg.get("Image") != spec.image:
             items.append(DriftItem(spec.node, "image", spec.image, cfg.get("Image", "")))
         try:
-            running = await asyncio.to_thread(client.images.get, c.attrs["Image"])
+            image_id = c.attrs["Image"]
+            running = await nodes.docker(spec.node, lambda client: client.images.get(image_id))
             layers[spec.node] = tuple((running.attrs.get("RootFS") or {}).get("Layers") or [])
         except docker.errors.ImageNotFound:
             layers[spec.node] = ()
@@ -88,7 +80,11 @@ async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftI
                 )
             )
 
-    await asyncio.gather(*(one(s) for s in specs))
+    by_node = {s.node: s for s in specs}
+    for node, result in (await nodes.each(lambda node: compare(by_node[node]), by_node)).items():
+        if isinstance(result, NodeError):
+            # Not a difference: the node could not be asked (its state is reported where it is shown).
+            items.append(DriftItem(node, "unreachable", by_node[node].name, why(result)[:200]))
     # The same tag can name different images on different nodes: compare layers (image IDs
     # differ between storage drivers), against the head's.
     head = config.head.name

@@ -5,18 +5,22 @@ changes when the connection is rebuilt). Refreshes, checks, launches and teardow
 the same client for a URL: a new client negotiates the API version (a round trip) and opens
 a new tunnelled connection, which on every operation and every node added up. `docker info`
 costs the engine ~15 ms, so it is asked once per engine. A failing engine is dropped and
-built afresh on next use. Everything here blocks: call it in a thread.
+built afresh on next use (`door`, the one place its failures are named). Everything here
+blocks: call it in a thread, or through `Nodes.docker`, which does.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 import docker
+import requests
 
 from spark_tui.core import labels
+from spark_tui.errors import EngineError, NodeError
 
 T = TypeVar("T")
 TIMEOUT = 30  # seconds for one API call; removing a container by force stays well below it
@@ -68,17 +72,33 @@ def forget(url: str) -> None:
         client.close()
 
 
-def with_engine(url: str, call: Callable[[docker.DockerClient], T]) -> T:
-    """`call(client)` on the shared client. If the engine or the tunnel failed, the client is
-    dropped so the next use starts clean; an API error (a 404, a conflict) is an answer from a
-    working engine and keeps it: other operations may be using the same client."""
+# What the Docker SDK and the requests under it raise when the engine or the tunnel to it fails
+# (refused, reset, timed out, a socket gone with its SSH connection). Matched here only.
+ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+
+
+@contextmanager
+def door(node: str, url: str | None = None) -> Iterator[None]:
+    """The one place the Docker SDK's failures enter spark-tui's error tree. A transport failure
+    becomes an `EngineError` naming the node (its reason the SDK's words, made inert), and the
+    shared client for `url` is dropped so the next use starts clean. An answer of a working
+    engine (`APIError`: a 404, a conflict) passes through unchanged and keeps the client: other
+    operations may be using it; so is a container's own failure (`ContainerError`: it ran and
+    exited non-zero). A `NodeError` (the tunnel could not be opened) is already named."""
     try:
-        return call(engine(url))
-    except docker.errors.APIError:
+        yield
+    except (docker.errors.APIError, docker.errors.ContainerError, NodeError):
         raise
-    except Exception:
-        forget(url)
-        raise
+    except ENGINE_ERRORS as exc:
+        if url is not None:
+            forget(url)
+        raise EngineError(node, str(exc)) from exc
+
+
+def call(node: str, url: str, fn: Callable[[docker.DockerClient], T]) -> T:
+    """`fn(client)` on the shared client of this engine, through the door. Blocks."""
+    with door(node, url):
+        return fn(engine(url))
 
 
 def own_containers(client: docker.DockerClient, cluster: str, name: str) -> list[dict]:

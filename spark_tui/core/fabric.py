@@ -88,7 +88,10 @@ async def fabric_checks(config: Config, nodes: Nodes, snaps: dict[str, NodeSnaps
     for node in config.nodes:
         _port_rows(node, snaps.get(node.name), add)
     reachable = [n.name for n in config.nodes if snaps.get(n.name) and snaps[n.name].reachable]
-    have = dict(zip(reachable, await asyncio.gather(*(_tools(nodes, n) for n in reachable)), strict=True))
+    have = {
+        n: () if isinstance(tools, NodeError) else tools
+        for n, tools in (await nodes.each(lambda n: _tools(nodes, n), reachable)).items()
+    }
     seconds, deadline = config["fabric_seconds"], time.monotonic() + config["fabric_timeout"]
     kept: list[dict] = []
     for worker in workers:
@@ -213,7 +216,7 @@ async def _tools(nodes: Nodes, name: str) -> tuple[str, ...]:
     script = 'for t in "$@"; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done; :'
     try:
         out = await nodes.transports[name].run_script(script, TOOLS, timeout=15)
-    except (NodeError, TimeoutError):
+    except TimeoutError:
         return ()
     return tuple(t for t in out.split() if t in TOOLS)
 

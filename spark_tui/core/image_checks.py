@@ -5,14 +5,13 @@ An answer that cannot be had is `skipped` with the reason, never a pass."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Awaitable, Callable, Collection
 
 import docker
 
 from spark_tui import paths
-from spark_tui.core.errors import ENGINE_ERRORS, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.image_facts import NATIVE_SINCE, FactsCache, ImageFacts, facts_for
 from spark_tui.core.model_cache import ModelConfig
 from spark_tui.core.nodes import Nodes
@@ -41,11 +40,10 @@ async def effective_facts(
         if node.name in skip:
             continue
         try:
-            client = await nodes.engine(node.name)
-            return node.name, await asyncio.to_thread(facts_for, client, image, cache), ""
+            return node.name, await nodes.docker(node.name, lambda c: facts_for(c, image, cache)), ""
         except docker.errors.ImageNotFound:
             reasons.append(f"not on {node.name}")
-        except ENGINE_ERRORS as exc:
+        except (NodeError, docker.errors.APIError) as exc:
             reasons.append(f"{node.name}: {why(exc)[:120]}")
     return "", None, f"image {image}: " + ("; ".join(reasons) or "no node to ask")
 

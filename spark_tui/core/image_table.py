@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import docker
 
-from spark_tui.core.errors import ENGINE_ERRORS, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.image_checks import NATIVE, default_cache
 from spark_tui.core.image_facts import FactsCache, ImageFacts, facts_for, version_tuple
 from spark_tui.core.model_cache import ModelConfig, first_model_config
@@ -98,25 +98,27 @@ async def entries(
     effective = config["image"]
     source = str(config.values["image"].source)
 
-    async def one(row: ImageRow) -> ImageEntry:
+    async def entry_for(row: ImageRow) -> ImageEntry:
         entry = ImageEntry(
             row, None, effective=row.ref == effective, source=source if row.ref == effective else ""
         )
         holders = sorted(row.nodes, key=lambda n: n != config.head.name)
+        run = True if run_all or entry.effective else None  # None: if it looks like vLLM
         for node in holders:
             try:
                 async with limits[node]:
-                    client = await nodes.engine(node)
-                    run = True if run_all or entry.effective else None  # None: if it looks like vLLM
-                    entry.facts = await asyncio.to_thread(facts_for, client, row.ref, cache, run)
+                    entry.facts = await nodes.docker(
+                        node, lambda client: facts_for(client, row.ref, cache, run)
+                    )
                 return entry
             except docker.errors.ImageNotFound:
                 entry.error = f"gone from {node}"
-            except ENGINE_ERRORS as exc:
+            except (NodeError, docker.errors.APIError) as exc:
                 entry.error = f"{node}: {why(exc)[:120]}"
         return entry
 
-    found = list(await asyncio.gather(*(one(r) for r in rows)))
+    # One task per image, not per node (a node's share is bounded by `limits`).
+    found = list(await asyncio.gather(*(entry_for(r) for r in rows)))
     if not any(e.effective for e in found):
         # The effective image is on no node: still a row, so the table says so.
         found.insert(

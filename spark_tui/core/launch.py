@@ -16,11 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 import docker
-import requests
 
 from spark_tui.core import engines, serving
 from spark_tui.core import plan as planmod
-from spark_tui.core.errors import ENGINE_ERRORS, NodeError
+from spark_tui.core.errors import EngineError, NodeError, engine_said
 from spark_tui.core.events import (
     Failed,
     Memory,
@@ -39,6 +38,7 @@ from spark_tui.core.memory_fit import MemoryGuard, MemoryReading
 from spark_tui.core.nccl_nodes import NcclWatch, node_of
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
+from spark_tui.errors import LaunchError
 from spark_tui.parsers.nccl import NcclParser, NcclSummary
 from spark_tui.parsers.vllm import (
     GCS_UNREACHABLE,
@@ -62,13 +62,6 @@ EXIT_REASON = re.compile(r": error: |Error\b|error:|not found|No such file|Kille
 def _unsaid(s: NcclSummary) -> bool:
     """A node's own log has not yet said its transport or that its ranks' init completed."""
     return s.transport is None or not s.init_start or s.init_complete < s.init_start
-
-
-class LaunchError(Exception):
-    def __init__(self, cause: str, log_lines: list[str] | None = None):
-        super().__init__(cause)
-        self.cause = cause
-        self.log_lines = log_lines or []
 
 
 def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
@@ -119,7 +112,6 @@ class Launch:
         self.emit = emit
         self.specs = {s.node: s for s in planmod.build(config)}
         self.has_gpu = has_gpu or {}
-        self.clients: dict[str, docker.DockerClient] = {}
         self.started: list[tuple[str, str]] = []  # (node, container id)
         self.t0 = time.monotonic()
         self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
@@ -165,9 +157,11 @@ class Launch:
             return True
         except LaunchError as exc:
             self.emit(Failed(exc.cause, exc.log_lines))
+        except EngineError as exc:
+            self.emit(Failed(f"docker API failed during launch: {exc}"))
         except NodeError as exc:
             self.emit(Failed(str(exc)))
-        except ENGINE_ERRORS as exc:
+        except (docker.errors.APIError, docker.errors.ContainerError) as exc:
             self.emit(Failed(f"docker API failed during launch: {exc}"))
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.emit(Failed("interrupted"))
@@ -188,13 +182,11 @@ class Launch:
                     f"directory is not known (was {spec.node} reachable when the plan was made?)"
                 )
 
-        async def one(node: str):
+        async def free_and_holding(node: str) -> None:
             try:
-                client = await self.nodes.engine(node)
-            except docker.errors.DockerException as exc:
-                raise LaunchError(f"{node}: docker engine unreachable: {exc}") from None
-            self.clients[node] = client
-            existing = await asyncio.to_thread(engines.exact_container, client, name)
+                existing = await self.nodes.docker(node, lambda client: engines.exact_container(client, name))
+            except EngineError as exc:
+                raise LaunchError(f"{node}: docker engine unreachable: {exc.reason}") from None
             if existing is not None:
                 image = existing.attrs["Config"].get("Image", "?")
                 raise LaunchError(
@@ -202,25 +194,25 @@ class Launch:
                     f"spark-tui never reuses it: remove it with `spark-tui down` or docker rm"
                 )
             try:
-                await asyncio.to_thread(client.images.get, self.specs[node].image)
+                await self.nodes.docker(node, lambda client: client.images.get(self.specs[node].image))
             except docker.errors.ImageNotFound:
                 raise LaunchError(
                     f"{node}: image {self.specs[node].image} is not on this node; "
                     f"copy it there (spark-tui sync image --to {node}) or pull it"
                 ) from None
 
-        await asyncio.gather(*(one(n.name) for n in self.config.nodes))
+        await self.nodes.every(free_and_holding)
 
     async def _start(self, node: str) -> None:
         spec = self.specs[node]
         self._stage(node, "container", "started", spec.image)
-        client = self.clients[node]
+        kwargs = _create_kwargs(spec, self.has_gpu.get(node, False))
         try:
-            container = await asyncio.to_thread(
-                client.containers.create, **_create_kwargs(spec, self.has_gpu.get(node, False))
-            )
+            container = await self.nodes.docker(node, lambda client: client.containers.create(**kwargs))
             self.started.append((node, container.id))
-            await asyncio.to_thread(container.start)
+            await self.nodes.docker(node, lambda client: client.api.start(container.id))
+        except EngineError as exc:
+            raise LaunchError(f"{node}: docker engine lost during launch: {exc.reason}") from None
         except docker.errors.DockerException as exc:
             if "executable file not found" in str(exc):
                 program = spec.entrypoint[0]
@@ -233,8 +225,6 @@ class Launch:
                     f"{node}: `{program}` is not in image {spec.image}{fix} (docker: {exc})"
                 ) from None
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
-        except (requests.exceptions.RequestException, OSError) as exc:
-            raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
     async def _logs(self, node: str, **kwargs) -> list[str]:
@@ -243,8 +233,8 @@ class Launch:
         cid = next(c for n, c in self.started if n == node)
         kwargs = kwargs or {"tail": 400}
         try:
-            raw = await asyncio.to_thread(lambda: self.clients[node].containers.get(cid).logs(**kwargs))
-        except docker.errors.DockerException:
+            raw = await self.nodes.docker(node, lambda client: client.containers.get(cid).logs(**kwargs))
+        except docker.errors.APIError:
             return []
         return raw.decode(errors="replace").splitlines()
 
@@ -252,11 +242,11 @@ class Launch:
         """The container's status and, once it exited, its exit code."""
         cid = next(c for n, c in self.started if n == node)
         try:
-            c = await asyncio.to_thread(self.clients[node].containers.get, cid)
+            c = await self.nodes.docker(node, lambda client: client.containers.get(cid))
         except docker.errors.NotFound:
             return "removed", None
-        except ENGINE_ERRORS as exc:
-            raise LaunchError(f"{node}: docker engine lost during launch: {exc}") from None
+        except (EngineError, docker.errors.APIError) as exc:
+            raise LaunchError(f"{node}: docker engine lost during launch: {engine_said(exc)}") from None
         return c.status, (c.attrs.get("State") or {}).get("ExitCode")
 
     async def _until(self, what: str, timeout: float, check) -> None:
@@ -294,7 +284,7 @@ class Launch:
             return any("Ray runtime started" in line for line in await self._logs(head))
 
         await self._until("Ray head start", self.config.timeouts.container, head_up)
-        await asyncio.gather(*(self._start(w) for w in workers))
+        await self.nodes.every(self._start, workers)
         want_nodes = len(self.config.nodes)
         want_gpus = self.config["tensor_parallel_size"] * self.config["pipeline_parallel_size"]
         cid = self.started[0][1]
@@ -313,9 +303,9 @@ class Launch:
                 named = self.kb.feed(w, fresh)
                 if named is not None:
                     raise LaunchError(cause_text(named), fresh[-20:])
-            # containers.get is a blocking HTTP call through the tunnel: never on the event loop.
-            res = await asyncio.to_thread(
-                lambda: self.clients[head].containers.get(cid).exec_run(["ray", "status"])
+            # containers.get is a blocking HTTP call through the tunnel: in a thread, through the door.
+            res = await self.nodes.docker(
+                head, lambda client: client.containers.get(cid).exec_run(["ray", "status"])
             )
             st = parse_ray_status(res.output.decode(errors="replace"))
             self._stage(
@@ -338,8 +328,8 @@ class Launch:
             planmod.keep_per_node_script()
             + f'{shlex.join(serve)} >/proc/1/fd/1 2>/proc/1/fd/2; echo "{SERVE_EXIT} $?" >/proc/1/fd/2'
         )
-        await asyncio.to_thread(
-            lambda: self.clients[head].containers.get(cid).exec_run(["sh", "-c", script], detach=True)
+        await self.nodes.docker(
+            head, lambda client: client.containers.get(cid).exec_run(["sh", "-c", script], detach=True)
         )
         self._stage(head, "vllm", "started", shlex.join(mask_args(serve)))  # `--api-key` in vllm_args
 
@@ -348,7 +338,7 @@ class Launch:
         node's management port: another launcher's leftover, or a Ray given the SSH address) gets
         vLLM's workers and NCCL on the wrong network. Ray's own record: the head's GCS log."""
         log = "/tmp/ray/session_latest/logs/gcs_server.out"
-        res = await asyncio.to_thread(lambda: self.clients[head].containers.get(cid).exec_run(["cat", log]))
+        res = await self.nodes.docker(head, lambda client: client.containers.get(cid).exec_run(["cat", log]))
         if res.exit_code != 0:
             return  # an older layout of Ray's session directory: nothing to compare
         data = {n["data_ip"] for n in self.config.nodes if n["data_ip"]}
@@ -394,23 +384,25 @@ class Launch:
     async def _ray_versions(self) -> dict[str, str]:
         """Each node's Ray version as its image says it (`ray --version`, a short container)."""
 
-        async def one(node: str) -> tuple[str, str]:
+        async def ray_version(node: str) -> str:
             try:
-                out = await asyncio.to_thread(
-                    lambda: self.clients[node].containers.run(
+                out = await self.nodes.docker(
+                    node,
+                    lambda client: client.containers.run(
                         self.specs[node].image,
                         ["--version"],
                         entrypoint=["ray"],
                         remove=True,
                         network_mode="none",
-                    )
+                    ),
                 )
-            except ENGINE_ERRORS:
-                return node, "?"
+            except docker.errors.ContainerError:  # no `ray` in the image, or it failed
+                return "?"
             m = re.search(r"version (\S+)", out.decode(errors="replace"))
-            return node, m.group(1) if m else "?"
+            return m.group(1) if m else "?"
 
-        return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
+        found = await self.nodes.each(ray_version)
+        return {node: "?" if isinstance(v, NodeError) else v for node, v in found.items()}
 
     async def _cannot_join(self, worker: str, line: str) -> None:
         """Name the worker that cannot reach the head's Ray GCS, with its line and whether the
@@ -466,7 +458,7 @@ class Launch:
 
     async def _native(self) -> None:
         workers = [n.name for n in self.config.nodes if not n.is_head]
-        await asyncio.gather(*(self._start(w) for w in workers))
+        await self.nodes.every(self._start, workers)
         await self._start(self.config.head.name)
 
     async def _wait_ready(self) -> tuple[str, NcclWatch]:
@@ -524,7 +516,7 @@ class Launch:
                     if found is not None:
                         failed.append((found, lines[-20:]))
 
-                await asyncio.gather(*(read(n, c) for n, c in others.items()))
+                await self.nodes.every(lambda n: read(n, others[n]), others)
                 if failed:
                     raise LaunchError(cause_text(failed[0][0]), failed[0][1])
             for net in watch.changed():  # a transport the moment a node's lines show it
@@ -616,17 +608,19 @@ class Launch:
         """Remove everything this launch started, on every node."""
         self._stage("cluster", "rollback", "started", f"{len(self.started)} container(s)")
 
-        async def remove(node: str, cid: str):
+        cid_of = dict(self.started)  # one container per node
+
+        async def remove(node: str) -> None:
+            cid = cid_of[node]
             try:
-                client = self.clients.get(node) or await self.nodes.engine(node)
-                c = await asyncio.to_thread(client.containers.get, cid)
+                c = await self.nodes.docker(node, lambda client: client.containers.get(cid))
                 image = c.attrs["Config"].get("Image", "")
-                await asyncio.to_thread(c.remove, force=True)
+                await self.nodes.docker(node, lambda client: client.api.remove_container(cid, force=True))
                 self.emit(Removed(node, c.name, image))
             except docker.errors.NotFound:
                 pass
-            except ENGINE_ERRORS as exc:
-                self.emit(StillHolding(node, cid[:12], f"could not remove: {exc}"))
 
-        await asyncio.gather(*(remove(n, c) for n, c in self.started))
+        for node, failed in (await self.nodes.each(remove, cid_of)).items():
+            if isinstance(failed, NodeError):
+                self.emit(StillHolding(node, cid_of[node][:12], f"could not remove: {engine_said(failed)}"))
         self._stage("cluster", "rollback", "done")

@@ -7,12 +7,11 @@ so what `plan` shows, what `up` creates and what drift compares against are one 
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import docker
 
-from spark_tui.core.errors import ENGINE_ERRORS
+from spark_tui.core.errors import NodeError
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
 from spark_tui.parsers.text import inert
@@ -59,18 +58,20 @@ def unreachable_lines(snaps: list[NodeSnapshot]) -> list[str]:
 
 async def image_entrypoints(config: Config, nodes: Nodes) -> dict[str, str]:
     """Per node, what the image's own ENTRYPOINT is (which spark-tui's replaces), for `plan`."""
+    image = config["image"]
 
-    async def one(name: str) -> tuple[str, str]:
+    async def entrypoint_on(name: str) -> str:
         try:
-            client = await nodes.engine(name)
-            image = await asyncio.to_thread(client.images.get, config["image"])
+            found = await nodes.docker(name, lambda c: c.images.get(image))
         except docker.errors.ImageNotFound:
-            return name, f"image {config['image']} is not on {name}"
-        except ENGINE_ERRORS:
-            return name, "the image could not be inspected"
-        entrypoint = (image.attrs.get("Config") or {}).get("Entrypoint")
+            return f"image {image} is not on {name}"
+        entrypoint = (found.attrs.get("Config") or {}).get("Entrypoint")
         if not entrypoint:
-            return name, "the image has no ENTRYPOINT"
-        return name, f"replaces the image's ENTRYPOINT {json.dumps(entrypoint)}"
+            return "the image has no ENTRYPOINT"
+        return f"replaces the image's ENTRYPOINT {json.dumps(entrypoint)}"
 
-    return dict(await asyncio.gather(*(one(n.name) for n in config.nodes)))
+    found = await nodes.each(entrypoint_on)
+    return {
+        name: "the image could not be inspected" if isinstance(said, NodeError) else said
+        for name, said in found.items()
+    }

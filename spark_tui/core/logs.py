@@ -20,9 +20,10 @@ from typing import Any
 import docker
 import requests
 
+from spark_tui.core import engines
 from spark_tui.core.backoff import reconnect_delay
 from spark_tui.core.engines import new_client
-from spark_tui.core.errors import ENGINE_ERRORS, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.nodes import Nodes
 from spark_tui.parsers.text import count
 
@@ -139,17 +140,20 @@ class LogFollower:
         while not self._stopping:
             self._state("connecting")
             try:
-                ended = await self._follow_once()
+                # Through the door, as `Nodes.docker` goes, but on a client of its own (the
+                # stream holds it open): nothing shared to drop when it fails.
+                with engines.door(self.node):
+                    ended = await self._follow_once()
                 failures = 0
                 if ended:
                     self._state("ended", "the container stopped")
                     return
                 reason = "stream closed"
-            except ENGINE_ERRORS as exc:
+            except docker.errors.NotFound:
+                self._state("ended", f"no container {self.container} on {self.node}")
+                return
+            except (NodeError, docker.errors.APIError) as exc:
                 reason = why(exc)[:160]
-                if isinstance(exc, docker.errors.NotFound):
-                    self._state("ended", f"no container {self.container} on {self.node}")
-                    return
             self._close_client()
             if self._stopping:
                 return
@@ -215,8 +219,9 @@ class LogFollower:
             )
         # The stream ended cleanly: either the container stopped or the connection closed it.
         try:
-            await asyncio.to_thread(container.reload)
-        except ENGINE_ERRORS:
+            with engines.door(self.node):
+                await asyncio.to_thread(container.reload)
+        except (NodeError, docker.errors.APIError):
             return False
         return container.status not in ("running", "restarting", "created")
 

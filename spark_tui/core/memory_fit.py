@@ -10,7 +10,6 @@ cache (the shards' sizes), split over tensor x pipeline parallel ranks (one GPU 
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -223,15 +222,16 @@ class MemoryGuard:
             return []
         self.last_read = now
 
-        async def one(name: str) -> MemoryReading | None:
+        async def reading(name: str) -> MemoryReading | None:
             try:
                 text = await self.nodes.transports[name].run_script(GUARD_SCRIPT, timeout=10)
-            except (TimeoutError, NodeError):
-                return None  # the launch's own checks report a lost node
+            except TimeoutError:
+                return None
             return parse_guard(name, text)
 
-        found = await asyncio.gather(*(one(n.name) for n in self.config.nodes))
-        return [r for r in found if r is not None]
+        found = await self.nodes.each(reading)
+        # A node that cannot be asked gives no reading: the launch's own checks report a lost node.
+        return [r for r in found.values() if r is not None and not isinstance(r, NodeError)]
 
     def verdict(self, r: MemoryReading) -> str | None:
         """Why the load must stop on this node, or None."""

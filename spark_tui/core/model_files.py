@@ -10,7 +10,6 @@ about a minute per 60 GB on a node, so it is asked for, not done by default).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass, field
 
@@ -145,10 +144,13 @@ def _entries(value, what: str, kinds: tuple[type, ...]) -> dict[str, list]:
 
 async def manifests(config: Config, nodes: Nodes, names: list[str] | None = None) -> dict[str, Manifest]:
     model = config["model"] or ""
-    chosen = [n for n in config.nodes if names is None or n.name in names]
+    chosen = {n.name: n for n in config.nodes if names is None or n.name in names}
     hashes = bool(config["verify_hashes"])
-    found = await asyncio.gather(*(manifest(nodes, n, model, hashes) for n in chosen))
-    return {m.node: m for m in found}
+    found = await nodes.each(lambda name: manifest(nodes, chosen[name], model, hashes), chosen)
+    return {
+        name: Manifest(name, repo_dir(chosen[name], model), error=str(m)) if isinstance(m, NodeError) else m
+        for name, m in found.items()
+    }
 
 
 def problems(m: Manifest, others: list[Manifest]) -> list[str]:

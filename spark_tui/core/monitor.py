@@ -8,13 +8,14 @@ node never holds up the others. No Textual here: the cockpit and tests both use 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass, field
 
+import docker
+
 from spark_tui.core import engines, labels
-from spark_tui.core.errors import ENGINE_ERRORS, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.logs import LogCursor
 from spark_tui.core.nccl_nodes import NodeNccl, per_node
 from spark_tui.core.nodes import Nodes
@@ -160,10 +161,13 @@ class Monitor:
         cid = container.labels.get(labels.CONFIG_HASH, "") + container.started_at
         if state is None or state.container_id != cid:
             state = self._nccl[name] = _NcclState(cid, NcclParser(), deque(maxlen=NCCL_TAIL))
+        kwargs = state.cursor.read_args(5000)
         try:
-            url = await self.nodes.transports[name].docker_url()
-            raw = await asyncio.to_thread(_read_logs, url, container.name, state.cursor.read_args(5000))
-        except ENGINE_ERRORS:
+            raw = await self.nodes.docker(
+                name,
+                lambda c: c.containers.get(container.name).logs(**kwargs).decode("utf-8", errors="replace"),
+            )
+        except (NodeError, docker.errors.APIError):
             return
         now = time.monotonic()
         for text in state.cursor.fresh(raw.splitlines()):
@@ -201,15 +205,10 @@ class Monitor:
     async def images(self) -> list[ImageRow]:
         """Every tagged image on every reachable node, grouped by reference."""
 
-        async def one(name: str):
-            try:
-                url = await self.nodes.transports[name].docker_url()
-                return name, await asyncio.to_thread(_list_images, url)
-            except ENGINE_ERRORS:
-                return name, []
-
         rows: dict[str, ImageRow] = {}
-        for name, images in await asyncio.gather(*(one(n.name) for n in self.config.nodes)):
+        for name, images in (await self.nodes.each(self._images_on)).items():
+            if isinstance(images, NodeError):  # a node that cannot be asked lists nothing
+                continue
             for ref, attrs in images:
                 layers = tuple((attrs.get("RootFS") or {}).get("Layers") or [])
                 row = rows.get(ref)
@@ -227,28 +226,15 @@ class Monitor:
         """What `down` would remove, per node: container descriptions, or why the node cannot tell."""
         name, cluster = self.config["container_name"], self.config["name"]
 
-        async def one(node: str):
-            try:
-                url = await self.nodes.transports[node].docker_url()
-                found = await asyncio.to_thread(_own_containers, url, cluster, name)
-                return node, found
-            except ENGINE_ERRORS as exc:
-                return node, f"unreachable: {why(exc)[:120]}"
+        async def described(node: str) -> list[str]:
+            found = await self.nodes.docker(node, lambda c: engines.own_containers(c, cluster, name))
+            return [f"{name} ({c.get('State', '?')}, image {c.get('Image', '?')})" for c in found]
 
-        return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
+        return {
+            node: f"unreachable: {why(found)[:120]}" if isinstance(found, NodeError) else found
+            for node, found in (await self.nodes.each(described)).items()
+        }
 
-
-def _read_logs(url: str, name: str, kwargs: dict) -> str:
-    return engines.with_engine(
-        url, lambda c: c.containers.get(name).logs(**kwargs).decode("utf-8", errors="replace")
-    )
-
-
-def _list_images(url: str) -> list[tuple[str, dict]]:
-    images = engines.with_engine(url, lambda c: c.images.list())
-    return [(ref, img.attrs) for img in images for ref in img.tags]
-
-
-def _own_containers(url: str, cluster: str, name: str) -> list[str]:
-    found = engines.with_engine(url, lambda c: engines.own_containers(c, cluster, name))
-    return [f"{name} ({c.get('State', '?')}, image {c.get('Image', '?')})" for c in found]
+    async def _images_on(self, name: str) -> list[tuple[str, dict]]:
+        images = await self.nodes.docker(name, lambda c: c.images.list())
+        return [(ref, img.attrs) for img in images for ref in img.tags]

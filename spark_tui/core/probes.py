@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import docker
 
 from spark_tui.core import engines
-from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
+from spark_tui.core.errors import EngineError, NodeError, engine_said, why
 from spark_tui.core.labels import CLUSTER as CLUSTER_LABEL
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.docker_text import looks_like_inference
@@ -297,17 +297,19 @@ async def snapshot(transport, node_cfg, own_label: str = CLUSTER_LABEL) -> NodeS
         return snap
     try:
         url = await transport.docker_url()
-        info, containers = await asyncio.to_thread(_docker_state, url, own_label)
+        info, containers = await asyncio.to_thread(_docker_state, node_cfg.name, url, own_label)
         snap.host.docker_version = _inert_or_none(info.get("ServerVersion"))
         snap.host.storage_driver = _inert_or_none(info.get("Driver"))
         snap.host.snapshotter = _inert_or_none(
             next((v for k, v in info.get("DriverStatus") or [] if k == "driver-type"), None)
         )
         snap.containers = containers
+    except (EngineError, docker.errors.APIError) as exc:
+        snap.docker_error = (
+            f"docker engine at {node_cfg['docker_socket']} unreachable: {_short(engine_said(exc))}"
+        )
     except NodeError as exc:
         snap.docker_error = why(exc)
-    except ENGINE_ERRORS as exc:
-        snap.docker_error = f"docker engine at {node_cfg['docker_socket']} unreachable: {_short(exc)}"
     except Exception as exc:  # an engine's answer of an unexpected shape (the engine is the node's)
         snap.docker_error = f"docker engine's answer not understood ({not_understood(exc)})"
     return snap
@@ -323,8 +325,7 @@ def _inert_or_none(value) -> str | None:
     return None if value is None else inert(str(value))
 
 
-def _short(exc: Exception) -> str:
-    text = str(exc)
+def _short(text: str) -> str:
     for hint in (
         "Connection refused",
         "No such file or directory",
@@ -336,8 +337,9 @@ def _short(exc: Exception) -> str:
     return inert(text[:160])
 
 
-def _docker_state(url: str, own_label: str) -> tuple[dict, list[ContainerState]]:
-    return engines.with_engine(url, lambda client: (engines.engine_info(url), _containers(client, own_label)))
+def _docker_state(node: str, url: str, own_label: str) -> tuple[dict, list[ContainerState]]:
+    # Through the door as `Nodes.docker` goes (a snapshot is taken from a transport, not a Nodes).
+    return engines.call(node, url, lambda client: (engines.engine_info(url), _containers(client, own_label)))
 
 
 def _containers(client: docker.DockerClient, own_label: str) -> list[ContainerState]:

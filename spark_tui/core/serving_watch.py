@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+import docker
+
 from spark_tui.core import fabric_record
-from spark_tui.core.errors import ENGINE_ERRORS
+from spark_tui.core.errors import NodeError
 from spark_tui.core.node_load import NodeLoad, NodeLoadTracker
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.serving_metrics import MetricsScraper, ServingFigures
@@ -108,25 +110,28 @@ class ServingWatch:
     async def _log_tail(self) -> list[str]:
         name = self.config["container_name"]
         try:
-            client = await self.nodes.engine(self.head)
-            raw = await asyncio.to_thread(lambda: client.containers.get(name).logs(tail=LOG_TAIL))
-        except ENGINE_ERRORS:
+            raw = await self.nodes.docker(
+                self.head, lambda client: client.containers.get(name).logs(tail=LOG_TAIL)
+            )
+        except (NodeError, docker.errors.APIError):
             return []
         return raw.decode("utf-8", errors="replace").splitlines()
 
     async def look(self) -> ServingLook:
-        async def one(name: str) -> NodeLoad:
-            load = await self.trackers[name].sample(self.nodes.transports[name])
-            for link in load.links:
-                link.measured = self.measured.get((name, link.name), "")
-            return load
-
         names = list(self.trackers)
-        figures, loads = await asyncio.gather(self.scraper.scrape(), asyncio.gather(*(one(n) for n in names)))
+        figures, sampled = await asyncio.gather(self.scraper.scrape(), self.nodes.each(self._load, names))
+        # A node that cannot be asked is a sample with its error (the tracker says so): never a value here.
+        loads = {n: load for n, load in sampled.items() if not isinstance(load, NodeError)}
         history = list(self.scraper.window.history)
         samples = {n: list(self.trackers[n].history) for n in names}
         signals = all_signals(self.head, history if figures.origin == "metrics" else [], samples)
-        return ServingLook(figures, dict(zip(names, loads, strict=True)), signals, history)
+        return ServingLook(figures, loads, signals, history)
+
+    async def _load(self, name: str) -> NodeLoad:
+        load = await self.trackers[name].sample(self.nodes.transports[name])
+        for link in load.links:
+            link.measured = self.measured.get((name, link.name), "")
+        return load
 
     async def close(self) -> None:
         await self.scraper.close()

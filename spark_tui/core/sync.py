@@ -18,12 +18,13 @@ from collections.abc import Awaitable, Callable
 
 import docker
 
-from spark_tui.core.errors import ENGINE_ERRORS, NodeError, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.events import Failed, Stage, StageName, StageStatus
 from spark_tui.core.model_files import Manifest, manifests, problems
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.sync_image_program import RECEIVE
 from spark_tui.core.sync_programs import RECEIVE_FILES, SEND_FILES, SEND_STREAM
+from spark_tui.errors import SyncError
 from spark_tui.parsers.text import count
 from spark_tui.settings.resolve import Config
 
@@ -41,10 +42,6 @@ def stream_cap(size: int) -> int:
     bytes plus headers (about 8% more for the test image's small files), so twice plus 256 MiB
     is never reached by a real image and stops a source that streams without end."""
     return 2 * size + (256 << 20)
-
-
-class SyncError(Exception):
-    pass
 
 
 class _Run:
@@ -145,16 +142,13 @@ async def _guarded(run: _Run, what: str, body: Callable[[], Awaitable[bool]]) ->
 # --- images ------------------------------------------------------------------------------
 
 
-async def _image_layers(nodes: Nodes, name: str, image: str) -> tuple | None | str:
-    """The image's layer digests on a node, None when absent, or why the node cannot tell."""
+async def _image_layers(nodes: Nodes, name: str, image: str) -> tuple | None:
+    """The image's layer digests and size on a node, None when absent."""
     try:
-        client = await nodes.engine(name)
-        img = await asyncio.to_thread(client.images.get, image)
-        return tuple((img.attrs.get("RootFS") or {}).get("Layers") or []), img.attrs.get("Size") or 0
+        img = await nodes.docker(name, lambda client: client.images.get(image))
     except docker.errors.ImageNotFound:
         return None
-    except ENGINE_ERRORS as exc:
-        return f"{name}: docker engine unreachable: {why(exc)[:160]}"
+    return tuple((img.attrs.get("RootFS") or {}).get("Layers") or []), img.attrs.get("Size") or 0
 
 
 async def sync_image(
@@ -167,10 +161,12 @@ async def sync_image(
 async def _sync_image(run: _Run, source: str | None, targets: list[str] | None) -> bool:
     config, nodes, image = run.config, run.nodes, run.config["image"]
     names = [n.name for n in sorted(config.nodes, key=lambda n: not n.is_head)]
-    found = dict(
-        zip(names, await asyncio.gather(*(_image_layers(nodes, n, image) for n in names)), strict=True)
-    )
-    broken = [v for v in found.values() if isinstance(v, str)]
+    found = await nodes.each(lambda n: _image_layers(nodes, n, image), names)
+    broken = [
+        f"{n}: docker engine unreachable: {why(v)[:160]}"
+        for n, v in found.items()
+        if isinstance(v, NodeError)
+    ]
     if broken:
         raise SyncError(broken[0])
     source = source or next((n for n in names if found[n] is not None), None)
@@ -362,25 +358,26 @@ async def _sync_model(run: _Run, source: str | None, targets: list[str] | None) 
         return True
     await run.check_paths(source, list(plans))
     # One sender per target: each gets only what it lacks.
-    results = await asyncio.gather(
-        *(
-            _transfer(
-                run,
-                source,
-                [t],
-                lambda t: ["python3", "-c", RECEIVE_FILES, "{args}", found[t].directory],
-                ["python3", "-c", SEND_FILES, src.directory],
-                sum((src.files[r][1] if src.files[r][0] == "f" else 0) + HEADER_BYTES for r in need),
-                json.dumps(need),
-                # What the receiver accepts: these entries, each once, as the manifest announced.
-                json.dumps({r: src.files[r][:3] for r in need}),
-            )
-            for t, need in plans.items()
+
+    async def send_to(t: str) -> dict[str, object]:
+        need = plans[t]
+        return await _transfer(
+            run,
+            source,
+            [t],
+            lambda t: ["python3", "-c", RECEIVE_FILES, "{args}", found[t].directory],
+            ["python3", "-c", SEND_FILES, src.directory],
+            sum((src.files[r][1] if src.files[r][0] == "f" else 0) + HEADER_BYTES for r in need),
+            json.dumps(need),
+            # What the receiver accepts: these entries, each once, as the manifest announced.
+            json.dumps({r: src.files[r][:3] for r in need}),
         )
-    )
+
+    results = await nodes.each(send_to, plans)
     after = await manifests(config, nodes, list(plans))
     ok = True
-    for t, res in ((t, r[t]) for t, r in zip(plans, results, strict=True)):
+    for t, r in results.items():
+        res = str(r) if isinstance(r, NodeError) else r[t]
         left = _needed(src, after[t]) if not after[t].error else ["(manifest unreadable)"]
         if isinstance(res, str):
             run.event(t, "failed", res)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
+
+import docker
 
 from spark_tui.core import engines
-from spark_tui.core.errors import ENGINE_ERRORS, why
+from spark_tui.core.errors import NodeError, why
 from spark_tui.core.events import Removed, Stage, StillHolding
 from spark_tui.core.launch import Emit
 from spark_tui.core.nodes import Nodes
@@ -16,18 +18,19 @@ async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
     """Remove the cluster's containers on every node: matched by label and exact name."""
     name, cluster = config["container_name"], config["name"]
 
-    async def one(node: str) -> bool:
-        try:
-            client = await nodes.engine(node)
-            mine = await asyncio.to_thread(engines.own_containers, client, cluster, name)
-            for c in mine:
-                await asyncio.to_thread(client.api.remove_container, c["Id"], force=True)
-                emit(Removed(node, name, c.get("Image", "")))
-            emit(Stage(node, "teardown", "done", f"removed {len(mine)}" if mine else "nothing was running"))
-            return True
-        except ENGINE_ERRORS as exc:
-            emit(StillHolding(node, name, f"unreachable: {why(exc)[:160]}"))
-            return False
+    async def remove(node: str) -> None:
+        mine = await nodes.docker(node, lambda c: engines.own_containers(c, cluster, name))
+        for found in mine:
+            await nodes.docker(node, partial(_remove, found["Id"]))
+            emit(Removed(node, name, found.get("Image", "")))
+        emit(Stage(node, "teardown", "done", f"removed {len(mine)}" if mine else "nothing was running"))
 
-    results = await asyncio.gather(*(one(n.name) for n in config.nodes))
-    return all(results)
+    results = await nodes.each(remove)
+    for node, result in results.items():
+        if isinstance(result, NodeError):
+            emit(StillHolding(node, name, f"unreachable: {why(result)[:160]}"))
+    return not any(isinstance(r, NodeError) for r in results.values())
+
+
+def _remove(cid: str, client: docker.DockerClient) -> None:
+    client.api.remove_container(cid, force=True)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import yaml
 
+from spark_tui.errors import KnowledgeError
+
 SEVERITIES = ("error", "warn", "info")
 FAMILIES = ("vllm", "nccl", "ray", "docker", "driver", "link", "hub", "cuda", "system")
 FIGURE_TYPES = ("str", "int", "float", "gib")
@@ -37,10 +39,6 @@ KEYS = {
 KEYS |= {"lookup", "reader"}
 READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
 MIN_NEEDLE = 4  # a shorter literal would let most lines through the prefilter
-
-
-class KnowledgeError(ValueError):
-    """A malformed failure table: the message names file:entry."""
 
 
 @dataclass(frozen=True)

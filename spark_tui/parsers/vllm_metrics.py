@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from spark_tui.errors import MetricsError
+
 # Families (as the exposition names them, before _total/_bucket suffixes) kept for parsing.
 WANTED = (
     "vllm:num_requests_running",
@@ -45,10 +47,6 @@ WANTED = (
 )
 _SUFFIXES = ("_total", "_created", "_bucket", "_count", "_sum", "_info")
 _WANTED = frozenset(WANTED)
-
-
-class MetricsError(ValueError):
-    """What was wrong with a /metrics answer, in one line."""
 
 
 @dataclass
