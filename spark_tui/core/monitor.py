@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from spark_tui.core import engines, labels
 from spark_tui.core.errors import ENGINE_ERRORS, why
@@ -20,6 +20,7 @@ from spark_tui.core.nccl_nodes import NodeNccl, per_node
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import ContainerSpec, build
 from spark_tui.core.probes import ContainerState, NodeSnapshot, not_understood, snapshot
+from spark_tui.core.redact import Redactor
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
 
@@ -38,7 +39,7 @@ class NodeView:
     # The host's memory over time (GiB, oldest first): "used", "available", "page cache".
     memory_series: dict[str, list[float]] = field(default_factory=dict)
     nccl: NcclSummary | None = None
-    nccl_tail: list[str] = field(default_factory=list)
+    nccl_tail: list[tuple[str, str]] = field(default_factory=list)  # (level, message), shown
     nccl_verdicts: list[Verdict] = field(default_factory=list)
     # This node's NCCL transport, from whichever log holds its lines (a Ray worker's are the head's).
     nccl_net: NodeNccl | None = None
@@ -64,7 +65,6 @@ class NodeView:
 class _NcclState:
     container_id: str
     parser: NcclParser
-    tail: deque
     cursor: LogCursor = field(default_factory=LogCursor)
 
 
@@ -103,6 +103,9 @@ class Monitor:
         self._specs: dict[str, ContainerSpec] = {}
         self._specs_for: Config | None = None
         self._snaps: dict[str, NodeSnapshot] = {}
+        # What the panes show of a node's log (NCCL lines, errors, verdicts quoting them) leaves
+        # here shown: inert, then masked (core/redact.py), like every event of the core.
+        self.show = Redactor(lambda: self.config).show
 
     async def refresh(self, name: str) -> NodeView:
         node = self.config.node(name)
@@ -131,13 +134,19 @@ class Monitor:
             await self._read_nccl(name, own[0])
             state = self._nccl.get(name)
             if state:
-                view.nccl, view.nccl_tail = state.parser.summary, list(state.tail)
-                view.nccl_verdicts = state.parser.summary.verdicts(
-                    time.monotonic(), self.config["timeouts.nccl_init"]
-                )
+                show = self.show
+                view.nccl = state.parser.summary
+                view.nccl_tail = [(level, show(msg)) for level, msg in state.parser.tail or ()]
+                view.nccl_verdicts = [
+                    replace(v, text=show(v.text))
+                    for v in state.parser.summary.verdicts(
+                        time.monotonic(), self.config["timeouts.nccl_init"]
+                    )
+                ]
         if self._nccl:
             logs = {n: state.parser.summary for n, state in self._nccl.items()}
-            view.nccl_net = per_node(self.config, logs, list(self._snaps.values())).get(name)
+            net = per_node(self.config, logs, list(self._snaps.values())).get(name)
+            view.nccl_net = replace(net, errors=[self.show(e) for e in net.errors]) if net else None
         view.drifted = self.drift_marks(name, snap)
         view.foreign = {c.name for c in snap.containers if c.cluster != self.config["name"]}
         return view
@@ -154,16 +163,14 @@ class Monitor:
         state = self._nccl.get(name)
         cid = container.labels.get(labels.CONFIG_HASH, "") + container.started_at
         if state is None or state.container_id != cid:
-            state = self._nccl[name] = _NcclState(cid, NcclParser(), deque(maxlen=NCCL_TAIL))
+            state = self._nccl[name] = _NcclState(cid, NcclParser(tail=NCCL_TAIL))
         try:
             url = await self.nodes.transports[name].docker_url()
             raw = await asyncio.to_thread(_read_logs, url, container.name, state.cursor.read_args(5000))
         except ENGINE_ERRORS:
             return
         now = time.monotonic()
-        for text in state.cursor.fresh(raw.splitlines()):
-            if state.parser.feed(text, now):
-                state.tail.append(text)
+        state.parser.feed_lines(state.cursor.fresh(raw.splitlines()), now)
 
     def _spec(self, name: str) -> ContainerSpec | None:
         """The plan for a node, built once per configuration (edits in the wizard replace it)."""
@@ -230,7 +237,9 @@ class Monitor:
             except ENGINE_ERRORS as exc:
                 return node, f"unreachable: {why(exc)[:120]}"
 
-        return dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
+        found = dict(await asyncio.gather(*(one(n.name) for n in self.config.nodes)))
+        show = self.show  # the nodes' words (container descriptions, errors), shown as every event is
+        return {n: show(f) if isinstance(f, str) else [show(x) for x in f] for n, f in found.items()}
 
 
 def _read_logs(url: str, name: str, kwargs: dict) -> str:
