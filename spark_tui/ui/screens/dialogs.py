@@ -9,6 +9,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from spark_tui.parsers.text import inert
 from spark_tui.settings.keys import KEYS, hint
 from spark_tui.ui.keys_ui import bindings_for
 
@@ -30,9 +31,9 @@ class ConfirmTeardown(ModalScreen[bool]):
         for node, found in self.targets.items():
             t.append(f"{node}: ", style="bold")
             if isinstance(found, str):
-                t.append(f"{found} (may still hold its container)\n", style="red")
-            elif found:  # the core's words, shown (inert, masked) by the core
-                t.append(", ".join(found) + "\n")
+                t.append(f"{inert(found)} (may still hold its container)\n", style="red")
+            elif found:  # the core's words, shown (inert, masked) by the core; inert: the last guard
+                t.append(", ".join(inert(f) for f in found) + "\n")
             else:
                 t.append("nothing running\n", style="dim")
         keymap = getattr(self.app, "keymap", {})

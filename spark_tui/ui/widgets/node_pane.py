@@ -160,7 +160,7 @@ def nccl_text(view: NodeView) -> Text:
             f"\nthis node: {net.init_text()}", style="" if net.init_complete >= net.init_start else "yellow"
         )
     for err in net.errors[:2] if net is not None else []:
-        t.append(f"\nERROR {err[:160]}", style="red")  # shown by the core (inert, masked)
+        t.append(f"\nERROR {inert(err[:160])}", style="red")  # shown by the core; inert: the last guard
     if s is None:
         return t
     if s.version or s.init_start:
@@ -168,11 +168,10 @@ def nccl_text(view: NodeView) -> Text:
     if s.warnings:
         t.append(f"  {len(s.warnings)} WARN", style="yellow")
     for v in view.nccl_verdicts:  # they quote NCCL lines: shown by the core
-        t.append(f"\n{v.text}", style=VERDICT_STYLE.get(v.level, ""))
+        t.append(f"\n{inert(v.text)}", style=VERDICT_STYLE.get(v.level, ""))
     for level, message in view.nccl_tail[-4:]:  # split by the core's parser, shown by the core
-        t.append(
-            f"\n{level} {message}" if level else f"\n{message}", style="yellow" if level == "WARN" else "dim"
-        )
+        said = f"{level} {message}" if level else message
+        t.append(f"\n{inert(said)}", style="yellow" if level == "WARN" else "dim")
     return t
 
 

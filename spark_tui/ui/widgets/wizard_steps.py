@@ -314,9 +314,9 @@ class CheckStep(Step):
         def show(event) -> None:
             # The events' own words (the CLI's), shown by the core: one line per node, the failure last.
             if isinstance(event, ev.Stage):
-                progress[event.node] = event.say()
+                progress[event.node] = inert(event.say())
             elif isinstance(event, ev.Failed):
-                progress["!"] = event.headline()
+                progress["!"] = inert(event.headline())
             self.app.call_later(summary.update, Text(f"sync {what}\n" + "\n".join(progress.values())))
 
         ok = False
@@ -554,9 +554,10 @@ class LaunchStep(Step):
 
     def on_launch_progress(self, message: LaunchProgress) -> None:
         """Every event in its own words (core/events.py: the CLI's, shown by the core) into the log;
-        here only where else it goes and how it is styled."""
+        here only where else it goes and how it is styled. (`inert` again only as the terminal's
+        last guard: idempotent on the core's shown text; masking is the core's alone.)"""
         e = message.event
-        self.query_one("#launch-log", Log).write_lines(e.lines())
+        self.query_one("#launch-log", Log).write_lines([inert(line) for line in e.lines()])
         banner = self.query_one("#launch-banner", Static)
         if isinstance(e, ev.Stage):
             self.stage_row(e)
@@ -564,19 +565,21 @@ class LaunchStep(Step):
             self.memory_plot(e)
         elif isinstance(e, ev.Ready):
             self.query_one("#shards", ProgressBar).update(progress=100)
-            t = Text(e.headline(), style="bold")
+            t = Text(inert(e.headline()), style="bold")
             for n in e.nccl:
-                t.append("\n" + e.net_line(n), style="yellow" if n.level == "warn" else "")
+                t.append("\n" + inert(e.net_line(n)), style="yellow" if n.level == "warn" else "")
             banner.update(t)
             banner.set_class(True, "-ready")
         elif isinstance(e, ev.Failed):
-            t = Text(f"{e.headline()}\nrolling back everything this launch started...", style="bold red")
+            t = Text(
+                f"{inert(e.headline())}\nrolling back everything this launch started...", style="bold red"
+            )
             for line in e.log_lines[-8:]:
-                t.append("\n" + e.quoted(line)[:146], style="red")
+                t.append("\n" + inert(e.quoted(line))[:146], style="red")
             banner.update(t)
             banner.set_class(True, "-failed")
         elif isinstance(e, ev.DriftItem):
-            banner.update(Text(f"{banner.render()}\n{e.say()}", style="bold red"))
+            banner.update(Text(f"{banner.render()}\n{inert(e.say())}", style="bold red"))
 
     def stage_row(self, e: ev.Stage) -> None:
         if e.node == self.core.config.head.name and e.stage == "container" and e.status == "done":
