@@ -192,7 +192,7 @@ def cmd_status(args) -> int:
     import asyncio
     import dataclasses
 
-    from spark_tui.parsers.text import inert
+    from spark_tui.core.redact import Redactor
     from spark_tui.status_text import render
 
     cluster = open_cluster(args, detect=False)
@@ -212,9 +212,12 @@ def cmd_status(args) -> int:
             found.pop("serving_lines")
             _print_json({"nodes": [dataclasses.asdict(s) for s in snaps], **found}, _redactor(lambda: config))
         else:
-            print(render(snaps, config))
+            # The nodes' words (process command lines, log lines quoted in a failure), shown by the
+            # one rule: inert, then masked (this output masked nothing before, unlike --json).
+            show = Redactor(lambda: config).show
+            print("\n".join(show(line) for line in render(snaps, config).splitlines()))
             print()
-            print("\n".join(inert(line) for line in as_lines(state, config)))
+            print("\n".join(show(line) for line in as_lines(state, config)))
         return snaps
 
     async def main():
@@ -330,45 +333,9 @@ def cmd_plan(args) -> int:
     return 1 if problems else 0
 
 
-def _event_line(event, show) -> str | None:
-    """How a launch or teardown event reads as text; `show` masks and makes node text inert."""
-    from spark_tui.core import events as ev
-
-    if isinstance(event, ev.Stage):
-        frac = f" {event.fraction:.0%}" if event.fraction is not None else ""
-        return f"[{event.elapsed:6.1f}s] {event.node:<10} {event.stage:<10} {event.status}{frac} {show(event.detail)}"
-    if isinstance(event, ev.Memory):
-        from spark_tui.stage_bars import memory_text
-
-        return f"[{event.elapsed:6.1f}s] {event.node:<10} memory     {memory_text(event)}"
-    if isinstance(event, ev.NcclNet):
-        return f"{'WARNING ' if event.level == 'warn' else ''}{event.node} {show(event.text)}"
-    if isinstance(event, ev.Diagnosis):
-        mark = "ERROR" if event.severity == "error" else "WARNING"
-        return f"{mark} {event.node}: {show(event.title)}\n    fix: {show(event.fix)}\n    log: {show(event.line)}"
-    if isinstance(event, ev.Ready):
-        return "\n".join(
-            [f"READY in {event.elapsed:.1f} s: {event.model} at {event.endpoint}"]
-            + [f"  {n.node:<10} {show(n.text)}" for n in event.nccl]
-        )
-    if isinstance(event, ev.Failed):
-        return "\n".join(
-            [f"FAILED: {show(event.cause)}"] + [f"    | {show(line)}" for line in event.log_lines]
-        )
-    if isinstance(event, ev.Removed):
-        return f"removed {event.container} ({event.image}) on {event.node}"
-    if isinstance(event, ev.StillHolding):
-        return f"STILL HOLDING {event.container} on {event.node}: {show(event.reason)}"
-    if isinstance(event, ev.DriftItem):
-        return (
-            f"DRIFT {event.node} {event.what}: requested {show(event.requested)}, actual {show(event.actual)}"
-        )
-    return None
-
-
 def _event_printer(as_json: bool, redactor):
-    """Launch and teardown events, one line per change (or JSON lines); what came from a node is
-    masked and inert."""
+    """Launch, sync and teardown events, one line per change (or JSON lines), in their own words:
+    the core emits them shown (inert, masked). JSON goes through the one JSON rule all the same."""
     import dataclasses
 
     def emit(event) -> None:
@@ -376,9 +343,7 @@ def _event_printer(as_json: bool, redactor):
             fields = _masked(dataclasses.asdict(event), redactor)
             print(json.dumps({"event": type(event).__name__, **fields}), flush=True)
             return
-        line = _event_line(event, redactor.show)
-        if line is not None:
-            print(line, flush=True)
+        print(event.say(), flush=True)
 
     return emit
 
@@ -399,7 +364,7 @@ def cmd_up(args) -> int:
         # A person watching: live bars per node and stage; the other events printed above them.
         from spark_tui.stage_bars import StageBars
 
-        bars = StageBars(lambda event: _event_line(event, redactor.show), redactor.show)
+        bars = StageBars()
         emit = bars.emit
     else:
         emit = _event_printer(args.json, redactor)
@@ -472,8 +437,7 @@ def cmd_sync(args) -> int:
     if not args.json and sys.stdout.isatty():
         from spark_tui.stage_bars import StageBars
 
-        redactor = Redactor(lambda: cluster.config)
-        bars = StageBars(lambda event: _event_line(event, redactor.show), redactor.show)
+        bars = StageBars()
         emit = bars.emit
     else:
         emit = _event_printer(args.json, Redactor(lambda: cluster.config))

@@ -103,12 +103,10 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
         gpu=GpuState(True, gpus=[card], processes=procs, unified=unified),
         containers=containers,
     )
-    parser = NcclParser()
-    tail = [
-        line
-        for line in (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines()
-        if parser.feed(line, 0.0)
-    ]
+    parser = NcclParser(tail=12)  # as the monitor reads a log: NCCL lines split once, by the parser
+    parser.feed_lines(
+        (DATA / "nccl" / "dgxspark-vllm-worker-roce-nccl2.31.txt").read_text().splitlines(), 0.0
+    )
     history = [0.05, 0.1, 0.2, 0.35, 0.5, 0.62, 0.7, 0.72, 0.72, 0.71]
     total = unified.total_mib / 1024
     cache = [2.0, 6.0, 14.0, 22.0, 30.0, 31.0, 31.5, 31.5, 31.6, 31.6]  # page cache grows as shards are read
@@ -124,7 +122,7 @@ def node_view(config, name: str, reachable: bool = True, drift: bool = False) ->
             "page cache": cache,
         },
         nccl=parser.summary,
-        nccl_tail=tail[-4:],
+        nccl_tail=list(parser.tail or ())[-4:],
         nccl_verdicts=parser.summary.verdicts(0.0),
         nccl_net=per_node(config, {name: parser.summary})[name],
     )

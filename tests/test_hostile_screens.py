@@ -74,6 +74,8 @@ def poison(obj, h: str):
         return obj + h
     if isinstance(obj, list):
         return [poison(x, h) for x in obj]
+    if isinstance(obj, tuple):  # a pane's NCCL tail line: (level, message)
+        return tuple(poison(x, h) for x in obj)
     if isinstance(obj, dict):
         return {k: poison(v, h) for k, v in obj.items()}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -7,7 +7,6 @@ import pytest
 from rich.console import Console
 
 from spark_tui.core import events as ev
-from spark_tui.parsers.text import inert
 from spark_tui.stage_bars import StageBars
 
 
@@ -23,7 +22,7 @@ from spark_tui.stage_bars import StageBars
 def test_stage_details_with_markup_are_shown_literally(detail):
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=200, color_system="truecolor")
-    with StageBars(lambda event: None, inert, console) as bars:
+    with StageBars(console) as bars:
         bars.emit(ev.Stage("spark-1", "sync_model", "progress", detail, 1.0, 0.5))
         bars.emit(ev.Stage("spark-2", "sync_model", "done", detail, 2.0, 1.0))
         bars.progress.refresh()

@@ -168,5 +168,5 @@ def as_lines(state: ClusterState, config: Config) -> list[str]:
             look = ", looks like vLLM/Ray" if c.looks_like_inference else ""
             up = f", {c.uptime}" if c.uptime else ""
             lines.append(f"  FOREIGN {node} {c.name} ({c.state}, image {c.image_ref}{up}{look})")
-    lines += [f"DRIFT {i.node} {i.what}: requested {i.requested}, actual {i.actual}" for i in state.drift]
+    lines += [i.say() for i in state.drift]
     return lines + state.serving_lines

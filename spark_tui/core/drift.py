@@ -12,7 +12,8 @@ from spark_tui.core.errors import NodeError, why
 from spark_tui.core.events import DriftItem
 from spark_tui.core.live import with_detected
 from spark_tui.core.nodes import Nodes
-from spark_tui.secret_names import mask_args
+from spark_tui.core.redact import Redactor
+from spark_tui.secret_names import SECRET_MASK, mask_args
 from spark_tui.settings.resolve import Config
 
 
@@ -48,7 +49,7 @@ async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftI
                         spec.node,
                         f"env {e.name}",
                         e.shown(),
-                        "***" if e.secret else actual_env.get(e.name, "(unset)"),
+                        SECRET_MASK if e.secret else actual_env.get(e.name, "(unset)"),
                     )
                 )
         command = (cfg.get("Entrypoint") or []) + (cfg.get("Cmd") or [])
@@ -98,7 +99,8 @@ async def drift(config: Config, nodes: Nodes, live: bool = False) -> list[DriftI
                     f"another image under the same tag (layers {_short_layers(node_layers)})",
                 )
             )
-    return items
+    show = Redactor(lambda: config).show
+    return [item.shown(show) for item in items]  # the core emits shown text
 
 
 def _short_layers(layers: tuple) -> str:

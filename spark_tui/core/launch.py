@@ -30,6 +30,7 @@ from spark_tui.core.events import (
     StageName,
     StageStatus,
     StillHolding,
+    shown_by,
 )
 from spark_tui.core.failure_watch import FailureWatch, cause_text
 from spark_tui.core.live import with_detected
@@ -38,6 +39,7 @@ from spark_tui.core.memory_fit import MemoryGuard, MemoryReading
 from spark_tui.core.nccl_nodes import NcclWatch, node_of
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot
+from spark_tui.core.redact import Redactor
 from spark_tui.errors import LaunchError
 from spark_tui.parsers.nccl import NcclParser, NcclSummary
 from spark_tui.parsers.vllm import (
@@ -109,7 +111,7 @@ class Launch:
         self.config = config
         self.snapshots = snapshots
         self.nodes = nodes
-        self.emit = emit
+        self.emit = shown_by(Redactor(lambda: self.config).show, emit)  # the core emits shown text
         self.specs = {s.node: s for s in planmod.build(config)}
         self.has_gpu = has_gpu or {}
         self.started: list[tuple[str, str]] = []  # (node, container id)
@@ -118,7 +120,7 @@ class Launch:
         self.hostnames: dict[str, str] = {}  # a node's hostname -> its name
         self.snaps: list[NodeSnapshot] = []
         # Every log line read goes through the failure knowledge base: a named error ends the launch.
-        self.kb = FailureWatch(emit)
+        self.kb = FailureWatch(self.emit)
 
     def _stage(
         self,

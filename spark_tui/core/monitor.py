@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import docker
 
@@ -21,6 +21,7 @@ from spark_tui.core.nccl_nodes import NodeNccl, per_node
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.plan import ContainerSpec, build
 from spark_tui.core.probes import ContainerState, NodeSnapshot, not_understood, snapshot
+from spark_tui.core.redact import Redactor
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
 
@@ -39,7 +40,7 @@ class NodeView:
     # The host's memory over time (GiB, oldest first): "used", "available", "page cache".
     memory_series: dict[str, list[float]] = field(default_factory=dict)
     nccl: NcclSummary | None = None
-    nccl_tail: list[str] = field(default_factory=list)
+    nccl_tail: list[tuple[str, str]] = field(default_factory=list)  # (level, message), shown
     nccl_verdicts: list[Verdict] = field(default_factory=list)
     # This node's NCCL transport, from whichever log holds its lines (a Ray worker's are the head's).
     nccl_net: NodeNccl | None = None
@@ -65,7 +66,6 @@ class NodeView:
 class _NcclState:
     container_id: str
     parser: NcclParser
-    tail: deque
     cursor: LogCursor = field(default_factory=LogCursor)
 
 
@@ -104,6 +104,9 @@ class Monitor:
         self._specs: dict[str, ContainerSpec] = {}
         self._specs_for: Config | None = None
         self._snaps: dict[str, NodeSnapshot] = {}
+        # What the panes show of a node's log (NCCL lines, errors, verdicts quoting them) leaves
+        # here shown: inert, then masked (core/redact.py), like every event of the core.
+        self.show = Redactor(lambda: self.config).show
 
     @property
     def config(self) -> Config:
@@ -137,13 +140,17 @@ class Monitor:
             await self._read_nccl(name, own[0])
             state = self._nccl.get(name)
             if state:
-                view.nccl, view.nccl_tail = state.parser.summary, list(state.tail)
-                view.nccl_verdicts = state.parser.summary.verdicts(
-                    time.monotonic(), self.config.timeouts.nccl_init
-                )
+                show = self.show
+                view.nccl = state.parser.summary
+                view.nccl_tail = [(level, show(msg)) for level, msg in state.parser.tail or ()]
+                view.nccl_verdicts = [
+                    replace(v, text=show(v.text))
+                    for v in state.parser.summary.verdicts(time.monotonic(), self.config.timeouts.nccl_init)
+                ]
         if self._nccl:
             logs = {n: state.parser.summary for n, state in self._nccl.items()}
-            view.nccl_net = per_node(self.config, logs, list(self._snaps.values())).get(name)
+            net = per_node(self.config, logs, list(self._snaps.values())).get(name)
+            view.nccl_net = replace(net, errors=[self.show(e) for e in net.errors]) if net else None
         view.drifted = self.drift_marks(name, snap)
         view.foreign = {c.name for c in snap.containers if c.cluster != self.config["name"]}
         return view
@@ -160,7 +167,7 @@ class Monitor:
         state = self._nccl.get(name)
         cid = container.labels.get(labels.CONFIG_HASH, "") + container.started_at
         if state is None or state.container_id != cid:
-            state = self._nccl[name] = _NcclState(cid, NcclParser(), deque(maxlen=NCCL_TAIL))
+            state = self._nccl[name] = _NcclState(cid, NcclParser(tail=NCCL_TAIL))
         kwargs = state.cursor.read_args(5000)
         try:
             raw = await self.nodes.docker(
@@ -170,9 +177,7 @@ class Monitor:
         except (NodeError, docker.errors.APIError):
             return
         now = time.monotonic()
-        for text in state.cursor.fresh(raw.splitlines()):
-            if state.parser.feed(text, now):
-                state.tail.append(text)
+        state.parser.feed_lines(state.cursor.fresh(raw.splitlines()), now)
 
     def _spec(self, name: str) -> ContainerSpec | None:
         """The plan for a node, built once per configuration (edits in the wizard replace it)."""
@@ -230,8 +235,11 @@ class Monitor:
             found = await self.nodes.docker(node, lambda c: engines.own_containers(c, cluster, name))
             return [f"{name} ({c.get('State', '?')}, image {c.get('Image', '?')})" for c in found]
 
+        show = self.show  # the nodes' words (container descriptions, errors), shown as every event is
         return {
-            node: f"unreachable: {why(found)[:120]}" if isinstance(found, NodeError) else found
+            node: show(f"unreachable: {why(found)[:120]}")
+            if isinstance(found, NodeError)
+            else [show(x) for x in found]
             for node, found in (await self.nodes.each(described)).items()
         }
 

@@ -19,9 +19,10 @@ from collections.abc import Awaitable, Callable
 import docker
 
 from spark_tui.core.errors import NodeError, why
-from spark_tui.core.events import Failed, Stage, StageName, StageStatus
+from spark_tui.core.events import Failed, Stage, StageName, StageStatus, shown_by
 from spark_tui.core.model_files import Manifest, manifests, problems
 from spark_tui.core.nodes import Nodes
+from spark_tui.core.redact import Redactor
 from spark_tui.core.sync_image_program import RECEIVE
 from spark_tui.core.sync_programs import RECEIVE_FILES, SEND_FILES, SEND_STREAM
 from spark_tui.errors import SyncError
@@ -49,7 +50,8 @@ class _Run:
     programs' argv, for `pkill -f`) and the nodes where programs to stop on a cancel may run."""
 
     def __init__(self, config: Config, nodes: Nodes, emit: Emit, stage: StageName):
-        self.config, self.nodes, self.emit, self.stage = config, nodes, emit, stage
+        self.config, self.nodes, self.stage = config, nodes, stage
+        self.emit = shown_by(Redactor(lambda: self.config).show, emit)  # the core emits shown text
         self.token = secrets.token_hex(16)
         self.id = f"spark-tui-sync-{secrets.token_hex(4)}"
         self.t0 = time.monotonic()

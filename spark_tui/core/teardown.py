@@ -8,15 +8,17 @@ import docker
 
 from spark_tui.core import engines
 from spark_tui.core.errors import NodeError, why
-from spark_tui.core.events import Removed, Stage, StillHolding
+from spark_tui.core.events import Removed, Stage, StillHolding, shown_by
 from spark_tui.core.launch import Emit
 from spark_tui.core.nodes import Nodes
+from spark_tui.core.redact import Redactor
 from spark_tui.settings.resolve import Config
 
 
 async def teardown(config: Config, nodes: Nodes, emit: Emit) -> bool:
     """Remove the cluster's containers on every node: matched by label and exact name."""
     name, cluster = config["container_name"], config["name"]
+    emit = shown_by(Redactor(lambda: config).show, emit)  # the core emits shown text
 
     async def remove(node: str) -> None:
         mine = await nodes.docker(node, lambda c: engines.own_containers(c, cluster, name))

@@ -10,6 +10,7 @@ searched for, never anchored at the start of the line.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 
 from spark_tui.parsers.ray_lines import ACTOR as ACTOR  # re-exported: where Ray prefixes are read
@@ -180,10 +181,13 @@ class NcclSummary:
 
 
 class NcclParser:
-    """Feed lines with `feed(line, now)`; read `summary` at any time."""
+    """Feed lines with `feed(line, now)`; read `summary` at any time, and with `tail=N` the last N
+    NCCL lines as (level, message): split here once, so no reader splits them again."""
 
-    def __init__(self) -> None:
+    def __init__(self, tail: int = 0) -> None:
         self.summary = NcclSummary()
+        # (level, message) of the last NCCL lines; level "" for a line without NCCL's header.
+        self.tail: deque[tuple[str, str]] | None = deque(maxlen=tail) if tail else None
         self._hosts: set[str] = set()
         self._hca_seen: set[str] = set()
         self._unions: set[str] = set()
@@ -200,6 +204,7 @@ class NcclParser:
         fast path is inlined, which is what keeps it above 200,000 lines/s.
         """
         found = 0
+        keep = self.tail.append if self.tail is not None else None
         s, hosts, info, error_check, bare = (
             self.summary,
             self._hosts,
@@ -229,11 +234,15 @@ class NcclParser:
                 if parsed is None:
                     said = bare(line)
                     found += said
+                    if said and keep is not None:
+                        keep(("", line))
                     if times > 1 and said:
                         s.folded += times - 1
                     continue
                 host, level, msg = parsed
             found += 1
+            if keep is not None:
+                keep((level, msg))
             if times > 1:
                 s.folded += times - 1
             s.nccl_lines += 1

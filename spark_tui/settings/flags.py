@@ -10,6 +10,7 @@ import argparse
 import os
 
 from spark_tui.errors import ConfigError
+from spark_tui.secret_names import SECRET_MASK
 from spark_tui.settings import kinds, secret_file
 from spark_tui.settings.registry import CLUSTER_SETTINGS
 
@@ -36,7 +37,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, tuple[object, str]
                     value.update(pair)
                 flag = s.flag
             elif len({repr(v) for v, _ in given}) > 1:
-                shown = ", ".join("***" if s.secret else str(v) for v, _ in given)
+                shown = ", ".join(SECRET_MASK if s.secret else str(v) for v, _ in given)
                 raise ValueError(f"given {len(given)} times with different values ({shown}); give it once")
             else:
                 value = given[-1][0] if isinstance(s.kind, kinds.Bool) else s.kind.from_text(given[-1][0])

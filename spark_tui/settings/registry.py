@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_tui.secret_names import SECRET_MASK
 from spark_tui.settings import kinds as k
 
 ENV_PREFIX = "SPARK_TUI_"
@@ -444,7 +445,7 @@ def markdown_table() -> str:
     ]
     for s in SETTINGS:
         default = (
-            "***"
+            SECRET_MASK
             if s.secret and s.default
             else s.kind.show(s.default)
             if s.default not in (None, [], {})

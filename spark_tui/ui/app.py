@@ -148,7 +148,6 @@ class SparkApp(App):
             self.push_screen(ServingScreen(self.serving_look))
 
     def on_node_refreshed(self, message: NodeRefreshed) -> None:
-        message.view.nccl_tail = [self.redact(line) for line in message.view.nccl_tail]
         self.views[message.view.node] = message.view
         try:
             self.dashboard.show(message.view)
@@ -186,7 +185,7 @@ class SparkApp(App):
     def open_logs(self, source: str) -> None:
         if isinstance(self.screen, LogsScreen):
             self.pop_screen()
-        self.push_screen(LogsScreen(self.core, self.log_sources(), source, redact=self.redact))
+        self.push_screen(LogsScreen(self.core, self.log_sources(), source))
 
     def log_sources(self) -> list[tuple[str, str]]:
         """Every node's spark-tui container (by the cluster label), as last refreshed."""
@@ -194,11 +193,6 @@ class SparkApp(App):
         return [(v.node, c.name) for v in self.views.values() for c in v.own_containers(name)] or [
             (n.name, self.core.config["container_name"]) for n in self.core.config.nodes
         ]
-
-    def redact(self, line: str) -> str:
-        """Secrets never reach the screen or a saved log (the core's rule: core/redact.py):
-        made inert first, so a secret split by an escape sequence is masked too."""
-        return self.core.redact.show(line)
 
     @work(exclusive=True, group="teardown")
     async def action_teardown(self) -> None:
@@ -215,13 +209,11 @@ class SparkApp(App):
         self.action_refresh()
 
     def on_teardown_progress(self, message: TeardownProgress) -> None:
-        e = message.event
+        e = message.event  # in its own words (the CLI's), shown by the core
         if isinstance(e, ev.Removed):
-            self.notify(f"removed {e.container} on {e.node}", markup=False)
+            self.notify(e.say(), markup=False)
         elif isinstance(e, ev.StillHolding):
-            self.notify(
-                f"{e.node} STILL HOLDS {e.container}: {e.reason}", severity="error", timeout=15, markup=False
-            )
+            self.notify(e.say(), severity="error", timeout=15, markup=False)
 
     def on_job_done(self, message: JobDone) -> None:
         if message.job == "teardown":

@@ -32,7 +32,7 @@ class ConfirmTeardown(ModalScreen[bool]):
             t.append(f"{node}: ", style="bold")
             if isinstance(found, str):
                 t.append(f"{inert(found)} (may still hold its container)\n", style="red")
-            elif found:
+            elif found:  # the core's words, shown (inert, masked) by the core; inert: the last guard
                 t.append(", ".join(inert(f) for f in found) + "\n")
             else:
                 t.append("nothing running\n", style="dim")

@@ -16,7 +16,6 @@ from textual.widgets import Static
 from spark_tui.core.monitor import NodeView
 from spark_tui.core.node_load import NodeLoad
 from spark_tui.core.serving_signals import Signal
-from spark_tui.parsers.nccl import split_header
 from spark_tui.parsers.text import inert
 from spark_tui.ui.widgets.memory_plot import MemoryPlot
 
@@ -161,19 +160,18 @@ def nccl_text(view: NodeView) -> Text:
             f"\nthis node: {net.init_text()}", style="" if net.init_complete >= net.init_start else "yellow"
         )
     for err in net.errors[:2] if net is not None else []:
-        t.append(f"\nERROR {inert(err[:160])}", style="red")
+        t.append(f"\nERROR {inert(err[:160])}", style="red")  # shown by the core; inert: the last guard
     if s is None:
         return t
     if s.version or s.init_start:
         t.append(f"\nNCCL {inert(s.version or '?')}  init {s.init_complete}/{s.init_start}")
     if s.warnings:
         t.append(f"  {len(s.warnings)} WARN", style="yellow")
-    for v in view.nccl_verdicts:
-        t.append(f"\n{inert(v.text)}", style=VERDICT_STYLE.get(v.level, ""))  # quotes NCCL lines
-    for line in view.nccl_tail[-4:]:
-        parts = split_header(line)
-        shown = f"{parts[1]} {parts[2]}" if parts else line  # the message, without host:pid:tid [dev]
-        t.append(f"\n{inert(shown)}", style="yellow" if parts and parts[1] == "WARN" else "dim")
+    for v in view.nccl_verdicts:  # they quote NCCL lines: shown by the core
+        t.append(f"\n{inert(v.text)}", style=VERDICT_STYLE.get(v.level, ""))
+    for level, message in view.nccl_tail[-4:]:  # split by the core's parser, shown by the core
+        said = f"{level} {message}" if level else message
+        t.append(f"\n{inert(said)}", style="yellow" if level == "WARN" else "dim")
     return t
 
 

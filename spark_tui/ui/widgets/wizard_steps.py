@@ -312,11 +312,11 @@ class CheckStep(Step):
         progress: dict[str, str] = {}
 
         def show(event) -> None:
+            # The events' own words (the CLI's), shown by the core: one line per node, the failure last.
             if isinstance(event, ev.Stage):
-                pct = f" {event.fraction:.0%}" if event.fraction is not None else ""
-                progress[event.node] = f"{event.node}: {event.status}{pct} {self.shown(event.detail)}"
+                progress[event.node] = inert(event.say())
             elif isinstance(event, ev.Failed):
-                progress["!"] = f"FAILED: {self.shown(event.cause)}"
+                progress["!"] = inert(event.headline())
             self.app.call_later(summary.update, Text(f"sync {what}\n" + "\n".join(progress.values())))
 
         ok = False
@@ -553,79 +553,65 @@ class LaunchStep(Step):
             self.post_message(JobDone("launch", ok))
 
     def on_launch_progress(self, message: LaunchProgress) -> None:
+        """Every event in its own words (core/events.py: the CLI's, shown by the core) into the log;
+        here only where else it goes and how it is styled. (`inert` again only as the terminal's
+        last guard: idempotent on the core's shown text; masking is the core's alone.)"""
         e = message.event
-        log = self.query_one("#launch-log", Log)
-        stages = self.query_one("#stages", DataTable)
+        self.query_one("#launch-log", Log).write_lines([inert(line) for line in e.lines()])
         banner = self.query_one("#launch-banner", Static)
         if isinstance(e, ev.Stage):
-            if e.node == self.core.config.head.name and e.stage == "container" and e.status == "done":
-                self.follow_head()
-            key = f"{e.node}/{e.stage}"
-            cells = (
-                plain(e.node),
-                plain(e.stage),
-                Text(
-                    e.status,
-                    style="red" if e.status == "failed" else "green" if e.status == "done" else "cyan",
-                ),
-                plain(inert(e.detail)[:80]),
-                plain(f"{e.elapsed:.1f}s"),
-            )
-            if key in stages.rows:
-                for col, value in zip(stages.columns, cells, strict=False):
-                    stages.update_cell(key, col, value)
-            else:
-                stages.add_row(*cells, key=key)
-            if e.stage == "shards" and e.fraction is not None:
-                self.query_one("#shards", ProgressBar).update(progress=e.fraction * 100)
-            log.write_line(f"[{e.elapsed:6.1f}s] {e.node} {e.stage} {e.status} {inert(e.detail)}")
+            self.stage_row(e)
+        elif isinstance(e, ev.Memory):
+            self.memory_plot(e)
         elif isinstance(e, ev.Ready):
             self.query_one("#shards", ProgressBar).update(progress=100)
-            t = Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {inert(e.endpoint)}", style="bold")
+            t = Text(inert(e.headline()), style="bold")
             for n in e.nccl:
-                t.append(f"\n{n.node}: {inert(n.text)}", style="yellow" if n.level == "warn" else "")
+                t.append("\n" + inert(e.net_line(n)), style="yellow" if n.level == "warn" else "")
             banner.update(t)
             banner.set_class(True, "-ready")
-            log.write_line(f"READY {inert(e.endpoint)}")
         elif isinstance(e, ev.Failed):
             t = Text(
-                f"FAILED: {self.shown(e.cause)}\nrolling back everything this launch started...",
-                style="bold red",
+                f"{inert(e.headline())}\nrolling back everything this launch started...", style="bold red"
             )
             for line in e.log_lines[-8:]:
-                t.append(f"\n  | {self.shown(line)[:140]}", style="red")
+                t.append("\n" + inert(e.quoted(line))[:146], style="red")
             banner.update(t)
             banner.set_class(True, "-failed")
-            log.write_line(f"FAILED {self.shown(e.cause)}")
-        elif isinstance(e, ev.Memory):
-            # Every node's available memory while the model loads: the guard's view, plotted.
-            for node, values in self.memory.items():
-                if node != e.node and values:
-                    values.append(values[-1])  # one sample per event keeps the lines aligned
-            self.memory.setdefault(e.node, []).append(e.available_mib / 1024)
-            self.memory_total = max(self.memory_total, e.total_mib / 1024)
-            plot = self.query_one("#launch-memory", MemoryPlot)
-            plot.remove_class("-empty")
-            plot.update({f"{n} available": v for n, v in self.memory.items()}, self.memory_total)
-        elif isinstance(e, ev.NcclNet):
-            log.write_line(f"{'WARNING ' if e.level == 'warn' else ''}{e.node} {inert(e.text)}")
-        elif isinstance(e, ev.Diagnosis):
-            # A failure the knowledge base named in a node's log: cause and fix, as inert text.
-            mark = "ERROR" if e.severity == "error" else "WARNING"
-            log.write_line(f"{mark} {e.node}: {self.shown(e.title)} | fix: {self.shown(e.fix)}")
-        elif isinstance(e, ev.Removed):
-            log.write_line(inert(f"removed {e.container} ({e.image}) on {e.node}"))
-        elif isinstance(e, ev.StillHolding):
-            log.write_line(inert(f"STILL HOLDING {e.container} on {e.node}: {e.reason}"))
         elif isinstance(e, ev.DriftItem):
-            log.write_line(inert(f"DRIFT {e.node} {e.what}: requested {e.requested}, actual {e.actual}"))
-            banner.update(
-                Text(
-                    f"{banner.render()}\n"
-                    + inert(f"DRIFT {e.node} {e.what}: requested {e.requested}, actual {e.actual}"),
-                    style="bold red",
-                )
-            )
+            banner.update(Text(f"{banner.render()}\n{inert(e.say())}", style="bold red"))
+
+    def stage_row(self, e: ev.Stage) -> None:
+        if e.node == self.core.config.head.name and e.stage == "container" and e.status == "done":
+            self.follow_head()
+        stages = self.query_one("#stages", DataTable)
+        key = f"{e.node}/{e.stage}"
+        style = "red" if e.status == "failed" else "green" if e.status == "done" else "cyan"
+        cells = (
+            plain(e.node),
+            plain(e.stage),
+            Text(e.status, style=style),
+            plain(e.detail[:80]),
+            plain(f"{e.elapsed:.1f}s"),
+        )
+        if key in stages.rows:
+            for col, value in zip(stages.columns, cells, strict=False):
+                stages.update_cell(key, col, value)
+        else:
+            stages.add_row(*cells, key=key)
+        if e.stage == "shards" and e.fraction is not None:
+            self.query_one("#shards", ProgressBar).update(progress=e.fraction * 100)
+
+    def memory_plot(self, e: ev.Memory) -> None:
+        """Every node's available memory while the model loads: the guard's view, plotted."""
+        for node, values in self.memory.items():
+            if node != e.node and values:
+                values.append(values[-1])  # one sample per event keeps the lines aligned
+        self.memory.setdefault(e.node, []).append(e.available_mib / 1024)
+        self.memory_total = max(self.memory_total, e.total_mib / 1024)
+        plot = self.query_one("#launch-memory", MemoryPlot)
+        plot.remove_class("-empty")
+        plot.update({f"{n} available": v for n, v in self.memory.items()}, self.memory_total)
 
     def follow_head(self) -> None:
         """The head container's own log, live, under the stage events."""
