@@ -1,7 +1,7 @@
 """The launch wizard: image -> check -> review -> launch, keyboard driven.
 
-Each step is one widget (ui/widgets/wizard_steps.py) with its own worker and state; this screen
-moves between them. Edits made here become the `interactive` layer of the config, shown with
+Each step is one widget in this package (image.py, check.py, review.py, launch.py) with its own
+worker, state and styles; this screen moves between them. Edits made here become the `interactive` layer of the config, shown with
 that provenance in the review.
 """
 
@@ -17,14 +17,21 @@ from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.errors import ConfigError
 from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.widgets.wizard_steps import CheckStep, ImageStep, LaunchStep, ReviewStep
+from spark_tui.ui.screens.wizard.check import CheckStep
+from spark_tui.ui.screens.wizard.image import ImageStep
+from spark_tui.ui.screens.wizard.launch import LaunchStep
+from spark_tui.ui.screens.wizard.review import ReviewStep
 
 STEPS = ("image", "check", "review", "launch")
 TITLES = {"image": "1 image", "check": "2 config check", "review": "3 review", "launch": "4 launch"}
 
 
 class WizardScreen(Screen):
-    CSS_PATH = "wizard.tcss"
+    DEFAULT_CSS = """
+    WizardScreen #steps { height: 1; background: $panel; }
+    WizardScreen #switcher { height: 1fr; }
+    WizardScreen #switcher > Vertical { height: 1fr; }
+    """
     BINDINGS = bindings_for("wizard")
 
     def __init__(self, core: CockpitAPI, readonly: bool = False, start: str = "image"):

@@ -1,0 +1,183 @@
+"""Step 4 of the wizard: the launch, stage by stage, with the head's own log and every node's
+memory while the model loads; READY or the failure and its rollback."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Log, ProgressBar, Static
+
+from spark_tui.core import events as ev
+from spark_tui.core.cockpit import CockpitAPI, Follower
+from spark_tui.core.logs import LogLines
+from spark_tui.parsers.text import inert
+from spark_tui.ui.messages import HeadLogEvent, JobDone, LaunchProgress
+from spark_tui.ui.screens.wizard.step import Step, plain
+from spark_tui.ui.widgets.memory_plot import MemoryPlot
+
+
+class LaunchStep(Step):
+    DEFAULT_CSS = """
+    LaunchStep #launch-banner { height: auto; padding: 0 1; background: $panel; }
+    LaunchStep #launch-banner.-empty { display: none; }
+    LaunchStep #launch-banner.-ready { background: $success 30%; }
+    LaunchStep #launch-banner.-failed { background: $error 30%; }
+    LaunchStep #stages { height: auto; max-height: 14; }
+    LaunchStep #shards { margin: 0 1; }
+    LaunchStep #launch-log { height: 1fr; border-top: solid $primary 40%; }
+    LaunchStep #launch-memory { height: 10; }
+    LaunchStep #launch-memory.-empty { display: none; }
+    """
+
+    def __init__(self, core: CockpitAPI, id: str):
+        super().__init__(core, id)
+        self.state = "idle"  # idle | running | ready | failed
+        self.head_log: Follower | None = None  # follower of the head container during the launch
+        self.memory: dict[str, list[float]] = {}  # node -> available GiB during the load
+        self.memory_total = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="launch-banner", classes="-empty")
+        yield DataTable(id="stages", cursor_type="none")
+        yield ProgressBar(total=100, id="shards", show_eta=False)
+        yield MemoryPlot(id="launch-memory", classes="-empty")
+        yield Log(id="launch-log", max_lines=5000)
+
+    def on_mount(self) -> None:
+        self.query_one("#stages", DataTable).add_columns("node", "stage", "status", "detail", "elapsed")
+
+    def enter(self) -> None:
+        self.query_one("#stages", DataTable).focus()
+
+    def start(self) -> None:
+        self.state = "running"
+        banner = self.query_one("#launch-banner", Static)
+        banner.update(
+            Text(
+                f"launching {self.core.config['image']} on {len(self.core.config.nodes)} node(s)...",
+                style="bold",
+            )
+        )
+        banner.remove_class("-empty")
+        self.query_one("#stages", DataTable).clear()
+        self.memory, self.memory_total = {}, 0.0
+        self.run_launch()
+
+    @work(exclusive=True, group="launch")
+    async def run_launch(self) -> None:
+        ok = False
+        try:
+            ok = await self.core.launch(lambda e: self.post_message(LaunchProgress(e)))
+        finally:
+            self.post_message(JobDone("launch", ok))
+
+    def on_launch_progress(self, message: LaunchProgress) -> None:
+        e = message.event
+        log = self.query_one("#launch-log", Log)
+        stages = self.query_one("#stages", DataTable)
+        banner = self.query_one("#launch-banner", Static)
+        if isinstance(e, ev.Stage):
+            if e.node == self.core.config.head.name and e.stage == "container" and e.status == "done":
+                self.follow_head()
+            key = f"{e.node}/{e.stage}"
+            cells = (
+                plain(e.node),
+                plain(e.stage),
+                Text(
+                    e.status,
+                    style="red" if e.status == "failed" else "green" if e.status == "done" else "cyan",
+                ),
+                plain(inert(e.detail)[:80]),
+                plain(f"{e.elapsed:.1f}s"),
+            )
+            if key in stages.rows:
+                for col, value in zip(stages.columns, cells, strict=False):
+                    stages.update_cell(key, col, value)
+            else:
+                stages.add_row(*cells, key=key)
+            if e.stage == "shards" and e.fraction is not None:
+                self.query_one("#shards", ProgressBar).update(progress=e.fraction * 100)
+            log.write_line(f"[{e.elapsed:6.1f}s] {e.node} {e.stage} {e.status} {inert(e.detail)}")
+        elif isinstance(e, ev.Ready):
+            self.query_one("#shards", ProgressBar).update(progress=100)
+            t = Text(f"READY in {e.elapsed:.1f} s: {inert(e.model)} at {inert(e.endpoint)}", style="bold")
+            for n in e.nccl:
+                t.append(f"\n{n.node}: {inert(n.text)}", style="yellow" if n.level == "warn" else "")
+            banner.update(t)
+            banner.set_class(True, "-ready")
+            log.write_line(f"READY {inert(e.endpoint)}")
+        elif isinstance(e, ev.Failed):
+            t = Text(
+                f"FAILED: {self.shown(e.cause)}\nrolling back everything this launch started...",
+                style="bold red",
+            )
+            for line in e.log_lines[-8:]:
+                t.append(f"\n  | {self.shown(line)[:140]}", style="red")
+            banner.update(t)
+            banner.set_class(True, "-failed")
+            log.write_line(f"FAILED {self.shown(e.cause)}")
+        elif isinstance(e, ev.Memory):
+            # Every node's available memory while the model loads: the guard's view, plotted.
+            for node, values in self.memory.items():
+                if node != e.node and values:
+                    values.append(values[-1])  # one sample per event keeps the lines aligned
+            self.memory.setdefault(e.node, []).append(e.available_mib / 1024)
+            self.memory_total = max(self.memory_total, e.total_mib / 1024)
+            plot = self.query_one("#launch-memory", MemoryPlot)
+            plot.remove_class("-empty")
+            plot.update({f"{n} available": v for n, v in self.memory.items()}, self.memory_total)
+        elif isinstance(e, ev.NcclNet):
+            log.write_line(f"{'WARNING ' if e.level == 'warn' else ''}{e.node} {inert(e.text)}")
+        elif isinstance(e, ev.Diagnosis):
+            # A failure the knowledge base named in a node's log: cause and fix, as inert text.
+            mark = "ERROR" if e.severity == "error" else "WARNING"
+            log.write_line(f"{mark} {e.node}: {self.shown(e.title)} | fix: {self.shown(e.fix)}")
+        elif isinstance(e, ev.Removed):
+            log.write_line(inert(f"removed {e.container} ({e.image}) on {e.node}"))
+        elif isinstance(e, ev.StillHolding):
+            log.write_line(inert(f"STILL HOLDING {e.container} on {e.node}: {e.reason}"))
+        elif isinstance(e, ev.DriftItem):
+            log.write_line(inert(f"DRIFT {e.node} {e.what}: requested {e.requested}, actual {e.actual}"))
+            banner.update(
+                Text(
+                    f"{banner.render()}\n"
+                    + inert(f"DRIFT {e.node} {e.what}: requested {e.requested}, actual {e.actual}"),
+                    style="bold red",
+                )
+            )
+
+    def follow_head(self) -> None:
+        """The head container's own log, live, under the stage events."""
+        if self.head_log is not None:
+            return
+        head = self.core.config.head.name
+        head_log = self.head_log = self.core.follower(
+            head,
+            self.core.config["container_name"],
+            lambda e: self.post_message(HeadLogEvent(e)),
+            tail=200,
+        )
+        head_log.start()
+
+    def on_head_log_event(self, message: HeadLogEvent) -> None:
+        if isinstance(message.event, LogLines):
+            log = self.query_one("#launch-log", Log)
+            log.write_lines([f"  | {self.shown(line)}" for line in message.event.lines])
+
+    def on_job_done(self, message: JobDone) -> None:
+        if message.job != "launch":
+            return
+        self.state = "ready" if message.ok else "failed"
+        if not message.ok:
+            banner = self.query_one("#launch-banner", Static)
+            banner.update(
+                Text(
+                    f"{banner.render()}\nrollback finished: see the log below ({self.key('wizard.back')}: back)",
+                    style="bold red",
+                )
+            )
+
+    async def on_unmount(self) -> None:
+        if self.head_log is not None:
+            await self.head_log.stop()
