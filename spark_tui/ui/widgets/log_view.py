@@ -85,6 +85,17 @@ class LogBuffer:
 class LogView(Vertical):
     """The Log widget plus its status line (source states and the FOLLOW / PAUSED badge)."""
 
+    DEFAULT_CSS = """
+    LogView { height: 1fr; }
+    LogView .log-status { height: 1; background: $panel; }
+    LogView .log-badge {
+        width: 8; background: $success; color: $background; text-style: bold; content-align: center middle;
+    }
+    LogView .log-badge.-paused { background: $warning; }
+    LogView .log-sources { width: 1fr; padding: 0 1; }
+    LogView #log { height: 1fr; }
+    """
+
     def __init__(self, limit: int, **kw):
         super().__init__(**kw)
         self.buffer = LogBuffer(limit)
