@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widgets import Log, Static
 
 from spark_tui.parsers.nccl import is_nccl_line
@@ -103,9 +104,25 @@ class LogView(Vertical):
         self.pending: deque = deque(maxlen=limit)
         self.overflowed = False
         self.since_trim = 0
-        self.paused = False
-        self.wrap = False
         self.sources: dict[str, str] = {}
+
+    # Pause keeps collecting; resuming writes what arrived meanwhile and follows again.
+    paused: reactive[bool] = reactive(False, init=False)
+    wrap: reactive[bool] = reactive(False, init=False)  # long lines wrapped at the view's width
+    nccl_only: reactive[bool] = reactive(False, init=False)  # only NCCL's lines shown
+
+    def watch_paused(self, paused: bool) -> None:
+        if not paused:
+            self.flush()
+            self.text_log.scroll_end(animate=False)
+        self._badge()
+
+    def watch_wrap(self) -> None:
+        self.rerender()
+
+    def watch_nccl_only(self, nccl_only: bool) -> None:
+        self.buffer.nccl_only = nccl_only
+        self.rerender()
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="log-status"):
@@ -177,12 +194,7 @@ class LogView(Vertical):
         self.rerender()
 
     def toggle_pause(self) -> None:
-        """Pause keeps collecting; resuming writes what arrived meanwhile and follows again."""
         self.paused = not self.paused
-        if not self.paused:
-            self.flush()
-            self.text_log.scroll_end(animate=False)
-        self._badge()
 
     def search(self, text: str, start: int | None = None) -> int | None:
         """Scroll to the next shown line matching `text` after `start`; pauses following."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
 from spark_tui.core import events as ev
@@ -36,6 +37,9 @@ SYNC_FIXES = {
 
 
 class CheckStep(Step):
+    """Every check's row, "running" until its result arrives; the summary line says whether a
+    check runs now (`job`), with the counts so far."""
+
     DEFAULT_CSS = """
     CheckStep #checks { height: 1fr; }
     """
@@ -44,7 +48,19 @@ class CheckStep(Step):
         super().__init__(core, id)
         self.results: list[CheckResult] = []
         self.rows: set[str] = set()  # row keys that have a result
-        self.running = False
+
+    # What runs now: "" (nothing), "check" or "sync". The summary line follows a check's state;
+    # a sync writes its own progress there, which stays after it ends (a failure is read there).
+    job: reactive[str] = reactive("", init=False)
+
+    @property
+    def running(self) -> bool:
+        return bool(self.job)
+
+    def watch_job(self, old: str, new: str) -> None:
+        self.set_class(bool(new), "-running")
+        if "check" in (old, new):
+            self.summary()
 
     def compose(self) -> ComposeResult:
         yield Static(id="check-summary", classes="hint")
@@ -65,8 +81,8 @@ class CheckStep(Step):
 
     @work(exclusive=True, group="check")
     async def run_check(self, fabric: bool = False) -> None:
-        self.running = True
         self.results, self.rows = [], set()
+        self.job = "check"
         table = self.query_one("#checks", DataTable)
         table.clear()
         for node in self.core.config.nodes:
@@ -132,7 +148,7 @@ class CheckStep(Step):
 
     @work(exclusive=True, group="check")
     async def run_sync(self, what: str) -> None:
-        self.running = True
+        self.job = "sync"
         summary = self.query_one("#check-summary", Static)
         progress: dict[str, str] = {}
 
@@ -148,7 +164,7 @@ class CheckStep(Step):
         try:
             ok = await self.core.sync(what, show)
         finally:
-            self.running = False
+            self.job = ""
             self.notify(
                 f"sync {what} {'done: checking again' if ok else 'failed'}",
                 severity="information" if ok else "error",
@@ -159,12 +175,12 @@ class CheckStep(Step):
     def on_job_done(self, message: JobDone) -> None:
         if message.job != "check":
             return
-        self.running = False
         table = self.query_one("#checks", DataTable)
         for key in list(table.rows):
             if key.value not in self.rows:
                 table.update_cell(key, next(iter(table.columns)), Text("not run", style="dim"))
-        self.summary()
+        if self.job == "check":  # a sync that replaced the check runs on
+            self.job = ""
 
     def summary(self) -> None:
         counts = {s: sum(r.status == s for r in self.results) for s in ("pass", "warn", "fail", "skipped")}

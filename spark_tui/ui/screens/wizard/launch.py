@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.widgets import DataTable, Log, ProgressBar, Static
 
 from spark_tui.core import events as ev
@@ -18,6 +19,9 @@ from spark_tui.ui.widgets.memory_plot import MemoryPlot
 
 
 class LaunchStep(Step):
+    """The launch as it goes: the banner follows the step's `state`, the stages table, shard
+    progress, memory plot and log follow the core's events."""
+
     DEFAULT_CSS = """
     LaunchStep #launch-banner { height: auto; padding: 0 1; background: $panel; }
     LaunchStep #launch-banner.-empty { display: none; }
@@ -32,10 +36,30 @@ class LaunchStep(Step):
 
     def __init__(self, core: CockpitAPI, id: str):
         super().__init__(core, id)
-        self.state = "idle"  # idle | running | ready | failed
         self.head_log: Follower | None = None  # follower of the head container during the launch
         self.memory: dict[str, list[float]] = {}  # node -> available GiB during the load
         self.memory_total = 0.0
+
+    state: reactive[str] = reactive("idle", init=False)  # idle | running | ready | failed
+
+    def watch_state(self, state: str) -> None:
+        self.set_class(state == "running", "-running")
+        banner = self.query_one("#launch-banner", Static)
+        if state == "running":
+            banner.update(
+                Text(
+                    f"launching {self.core.config['image']} on {len(self.core.config.nodes)} node(s)...",
+                    style="bold",
+                )
+            )
+            banner.set_class(False, "-empty", "-ready", "-failed")  # a launch again starts plain
+        elif state == "failed":
+            banner.update(
+                Text(
+                    f"{banner.render()}\nrollback finished: see the log below ({self.key('wizard.back')}: back)",
+                    style="bold red",
+                )
+            )
 
     def compose(self) -> ComposeResult:
         yield Static(id="launch-banner", classes="-empty")
@@ -52,14 +76,6 @@ class LaunchStep(Step):
 
     def start(self) -> None:
         self.state = "running"
-        banner = self.query_one("#launch-banner", Static)
-        banner.update(
-            Text(
-                f"launching {self.core.config['image']} on {len(self.core.config.nodes)} node(s)...",
-                style="bold",
-            )
-        )
-        banner.remove_class("-empty")
         self.query_one("#stages", DataTable).clear()
         self.memory, self.memory_total = {}, 0.0
         self.run_launch()
@@ -169,14 +185,6 @@ class LaunchStep(Step):
         if message.job != "launch":
             return
         self.state = "ready" if message.ok else "failed"
-        if not message.ok:
-            banner = self.query_one("#launch-banner", Static)
-            banner.update(
-                Text(
-                    f"{banner.render()}\nrollback finished: see the log below ({self.key('wizard.back')}: back)",
-                    style="bold red",
-                )
-            )
 
     async def on_unmount(self) -> None:
         if self.head_log is not None:

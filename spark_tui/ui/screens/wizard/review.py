@@ -6,13 +6,53 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
 from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.errors import ConfigError
 from spark_tui.parsers.text import inert
+from spark_tui.secret_names import mask_flags_in_text
 from spark_tui.settings import report
 from spark_tui.ui.screens.wizard.step import Step, plain, short_paths
+
+
+class EditBox(Input):
+    """The review's edit box. A value holding a secret (a secret setting, or `--api-key X` /
+    `--hf-token X` typed into vllm_args) is shown masked: the reveal key shows it while the box
+    has focus, and it is masked again as soon as focus leaves."""
+
+    secret_setting: reactive[bool] = reactive(False, init=False)  # the setting itself is a secret
+    revealed: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.reveal_key = ""
+
+    @property
+    def holds_secret(self) -> bool:
+        return self.secret_setting or mask_flags_in_text(self.value) != self.value
+
+    def update_mask(self) -> None:
+        self.password = self.holds_secret and not (self.revealed and self.has_focus)
+        self.border_title = (
+            f"{'shown' if not self.password else 'masked'}: {self.reveal_key} to {'hide' if not self.password else 'show'}"
+            if self.holds_secret
+            else None
+        )
+
+    def watch_secret_setting(self) -> None:
+        self.update_mask()
+
+    def watch_revealed(self) -> None:
+        self.update_mask()
+
+    def on_input_changed(self) -> None:
+        self.update_mask()
+
+    def on_blur(self) -> None:
+        self.revealed = False
+        self.update_mask()
 
 
 class ReviewStep(Step):
@@ -27,17 +67,19 @@ class ReviewStep(Step):
     ReviewStep #edit-error { height: auto; padding: 0 1; }
     """
 
+    show_defaults: reactive[bool] = reactive(False, init=False)  # built-in defaults listed too
+    editing: reactive[bool] = reactive(False, init=False)  # the edit box is open
+
     def __init__(self, core: CockpitAPI, id: str):
         super().__init__(core, id)
         self.edit_key: str | None = None
-        self.show_defaults = False
         self.rows: dict[str, report.Row] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="review-warnings")
         yield DataTable(id="settings", cursor_type="row", zebra_stripes=True)
         yield Static(id="review-detail", classes="hint")
-        yield Input(id="edit-input", classes="-hidden")
+        yield EditBox(id="edit-input", classes="-hidden")
         yield Static(id="edit-error")
 
     def on_mount(self) -> None:
@@ -59,7 +101,18 @@ class ReviewStep(Step):
 
     def toggle_defaults(self) -> None:
         self.show_defaults = not self.show_defaults
+
+    def watch_show_defaults(self) -> None:
         self.show_review()
+
+    def watch_editing(self, editing: bool) -> None:
+        box = self.query_one("#edit-input", EditBox)
+        box.set_class(not editing, "-hidden")
+        if editing:
+            box.focus()
+        else:
+            box.revealed = False
+            self.query_one("#settings", DataTable).focus()
 
     def show_review(self) -> None:
         config = self.core.config
@@ -111,13 +164,12 @@ class ReviewStep(Step):
             t.append_text(requested_text(r))
         self.query_one("#review-detail", Static).update(t)
 
-    @property
-    def editing(self) -> bool:
-        return not self.query_one("#edit-input", Input).has_class("-hidden")
-
     def cancel_edit(self) -> None:
-        self.query_one("#edit-input", Input).add_class("-hidden")
-        self.query_one("#settings", DataTable).focus()
+        self.editing = False
+
+    def toggle_reveal(self) -> None:
+        box = self.query_one("#edit-input", EditBox)
+        box.revealed = not box.revealed
 
     def start_edit(self) -> None:
         table = self.query_one("#settings", DataTable)
@@ -132,8 +184,10 @@ class ReviewStep(Step):
             self.notify("a node's name cannot be edited here", severity="warning")
             return
         self.edit_key = key
-        box = self.query_one("#edit-input", Input)
+        box = self.query_one("#edit-input", EditBox)
         box.placeholder = f"{key}: new value (empty: drop the edit)"
+        box.reveal_key = self.key("wizard.reveal")
+        box.secret_setting = value.setting.secret
         box.value = (
             ""
             if value.setting.secret
@@ -141,8 +195,9 @@ class ReviewStep(Step):
             if value.value is not None
             else ""
         )
-        box.password = value.setting.secret
-        box.remove_class("-hidden")
+        box.revealed = False
+        box.update_mask()  # now, before the box shows: never a frame with the value in clear
+        self.editing = True
         box.focus()
 
     @on(Input.Submitted, "#edit-input")
@@ -153,12 +208,12 @@ class ReviewStep(Step):
         try:
             self.core.edit(self.edit_key, event.value if event.value != "" else None)
         except ConfigError as exc:
-            error.update(Text(f"{exc.source}: {exc.message}", style="bold red"))
+            # Masked: the message may quote the refused value (`--api-key X` in vllm_args).
+            error.update(Text(self.shown(f"{exc.source}: {exc.message}"), style="bold red"))
             return
         error.update("")
-        event.input.add_class("-hidden")
         self.show_review()
-        self.query_one("#settings", DataTable).focus()
+        self.editing = False
 
 
 def requested_text(r: report.Row) -> Text:
