@@ -79,7 +79,7 @@ class CheckStep(Step):
             return
         self.run_check(fabric=True)
 
-    @work(exclusive=True, group="check")
+    @work(exclusive=True, group="check", name="check", exit_on_error=False)
     async def run_check(self, fabric: bool = False) -> None:
         self.results, self.rows = [], set()
         self.job = "check"
@@ -146,7 +146,7 @@ class CheckStep(Step):
             return
         self.run_sync(what)
 
-    @work(exclusive=True, group="check")
+    @work(exclusive=True, group="check", name="sync", exit_on_error=False)
     async def run_sync(self, what: str) -> None:
         self.job = "sync"
         summary = self.query_one("#check-summary", Static)

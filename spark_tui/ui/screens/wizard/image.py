@@ -51,7 +51,7 @@ class ImageStep(Step):
         self.load_images()
         self.query_one("#images", DataTable).focus()
 
-    @work(exclusive=True, group="images")
+    @work(exclusive=True, group="images", name="image listing", exit_on_error=False)
     async def load_images(self) -> None:
         self.listing = found = await self.core.images()
         table = self.query_one("#images", DataTable)

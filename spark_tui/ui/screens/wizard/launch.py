@@ -80,7 +80,7 @@ class LaunchStep(Step):
         self.memory, self.memory_total = {}, 0.0
         self.run_launch()
 
-    @work(exclusive=True, group="launch")
+    @work(exclusive=True, group="launch", name="launch", exit_on_error=False)
     async def run_launch(self) -> None:
         ok = False
         try:

@@ -7,10 +7,12 @@ import re
 
 from rich.text import Text
 from textual.containers import Vertical
+from textual.worker import Worker
 
 from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.parsers.text import inert
 from spark_tui.settings.keys import hint
+from spark_tui.ui.messages import forward_failure
 
 
 def plain(value: object, style: str = "") -> Text:
@@ -42,6 +44,9 @@ class Step(Vertical):
     def shown(self, line: str) -> str:
         """A line from a node, as a person may see it: secrets masked, escapes made inert."""
         return self.core.redact.show(line)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        forward_failure(self, event)  # a step's check, sync, listing or launch that raised
 
     def enter(self) -> None:
         """The wizard moved to this step: start its work, focus its table."""
