@@ -234,3 +234,28 @@ def test_markup_and_escapes_in_environment_values_and_typed_text_are_literal():
             assert list(app.screen.view.text_log.lines) == ["a [/] line"]
 
     asyncio.run(flow())
+
+
+def test_the_image_step_asks_every_image_on_its_key():
+    """The wizard's image step offers what `images --all` does: its key (from the key registry, so
+    the hint and the help name it) lists again with every image asked, and back."""
+    app = app_with()
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("w")
+            await pilot.pause(0.3)
+            wizard = app.screen
+            before = str(wizard.query_one("#image-effective").render())
+            await pilot.press("a")
+            await pilot.pause(0.3)
+            after = str(wizard.query_one("#image-effective").render())
+            calls = list(app.core.calls)
+            await pilot.press("a")
+            await pilot.pause(0.3)
+            return before, after, calls, list(app.core.calls), wizard.image_step.all_images
+
+    before, after, calls, again, on = asyncio.run(flow())
+    assert "a: ask every image, not only vLLM-looking ones" in before, before
+    assert calls == ["images", "images --all"] and "every image asked (a: only vLLM-looking ones)" in after
+    assert again == ["images", "images --all", "images"] and not on

@@ -41,6 +41,14 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("wizard.fabric", "f", "fabric", "Measure the data links (check --fabric)", "wizard"),
     KeySpec("wizard.defaults", "d", "toggle_defaults", "Show / fold built-in defaults", "wizard"),
     KeySpec(
+        "wizard.all_images",
+        "a",
+        "all_images",
+        "Ask every image, not only vLLM-looking ones (images --all)",
+        "wizard",
+        show=False,
+    ),
+    KeySpec(
         "wizard.reveal", "ctrl+r", "reveal", "Show / hide a secret in the edit box", "wizard", show=False
     ),
     KeySpec("logs.back", "escape", "back", "Back", "logs"),

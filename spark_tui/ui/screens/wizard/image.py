@@ -8,6 +8,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
 from spark_tui.core.cockpit import CockpitAPI
@@ -36,6 +37,16 @@ class ImageStep(Step):
         super().__init__(core, id)
         self.listing: ImageListing | None = None
 
+    # Ask every image (each run in a confined container), not only the effective one and those
+    # that look like vLLM: the CLI's `images --all`.
+    all_images: reactive[bool] = reactive(False, init=False)
+
+    def watch_all_images(self, all_images: bool) -> None:
+        self.query_one("#image-effective", Static).update(
+            "Asking every image on the nodes..." if all_images else "Looking at the images on the nodes..."
+        )
+        self.load_images()
+
     def compose(self) -> ComposeResult:
         yield Static("Looking at the images on the nodes...", id="image-effective", classes="hint")
         yield DataTable(id="images", cursor_type="row", zebra_stripes=True)
@@ -53,7 +64,7 @@ class ImageStep(Step):
 
     @work(exclusive=True, group="images", name="image listing", exit_on_error=False)
     async def load_images(self) -> None:
-        self.listing = found = await self.core.images()
+        self.listing = found = await self.core.images(run_all=self.all_images)
         table = self.query_one("#images", DataTable)
         table.clear()
         total = len(self.core.config.nodes)
@@ -97,7 +108,12 @@ class ImageStep(Step):
         self.query_one("#image-effective", Static).update(
             Text(
                 f"* effective: {inert(eff.row.ref)} (from {inert(short_paths(eff.source))}); executor {executor}; "
-                f"{inert(model)}. enter: use the highlighted image",
+                f"{inert(model)}. enter: use the highlighted image; "
+                + (
+                    f"every image asked ({self.key('wizard.all_images')}: only vLLM-looking ones)"
+                    if self.all_images
+                    else f"{self.key('wizard.all_images')}: ask every image, not only vLLM-looking ones"
+                ),
             )
         )
 

@@ -160,6 +160,10 @@ class WizardScreen(Screen):
         if self.step == "check":
             self.check_step.start_fabric()
 
+    def action_all_images(self) -> None:
+        if self.step == "image":
+            self.image_step.all_images = not self.image_step.all_images
+
     def action_reveal(self) -> None:
         if self.step == "review" and self.review_step.editing:
             self.review_step.toggle_reveal()
