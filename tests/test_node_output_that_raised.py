@@ -117,7 +117,7 @@ class ServingRaisesOnce(FrozenCore):
             raise RuntimeError(HOSTILE_ERROR)
         return await super().serving()
 
-    async def images(self):
+    async def images(self, run_all=False):
         raise KeyError("[bold]RepoTags")
 
 
@@ -135,16 +135,22 @@ def test_a_worker_that_raises_is_named_inert_and_masked_and_the_cockpit_goes_on(
     def toasts() -> list[str]:
         return [str(t.render()) for t in app.screen.query("Toast")]
 
+    async def until(pilot, condition) -> None:
+        for _ in range(100):  # up to 10 s on a loaded machine
+            if condition():
+                return
+            await pilot.pause(0.1)
+
     async def flow():
         async with app.run_test(size=(140, 40), notifications=True) as pilot:
-            await pilot.pause(0.3)
+            await until(pilot, lambda: any("serving figures failed" in t for t in toasts()))
             first = toasts()
-            await pilot.pause(1.0)  # a metrics_interval later the loop has started again
+            await until(pilot, lambda: app.serving_look is not None)  # the loop started again
             served = app.serving_look is not None
             await pilot.press("v")
             on_serving = isinstance(app.screen, ServingScreen)
             await pilot.press("escape", "w")
-            await pilot.pause(0.5)
+            await until(pilot, lambda: any("image listing failed" in t for t in toasts()))
             in_wizard = isinstance(app.screen, WizardScreen)
             listing = toasts()
             await pilot.press("escape")
