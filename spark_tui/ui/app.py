@@ -80,7 +80,7 @@ class SparkApp(App):
         self.serving_look: ServingLook | None = None
         self._wake = asyncio.Event()
         self._node_loops: dict[Worker, str] = {}  # each node's refresh loop, by its worker
-        self._shown_failures: dict[str, str] = {}  # per worker name: the failure last notified
+        self._serving_failure: str | None = None  # the serving loop's failure last notified
         config = core.config
         self.readonly = bool(config["readonly"])
         self.spark_themes = themes.load_all()
@@ -148,7 +148,7 @@ class SparkApp(App):
             await asyncio.sleep(self.core.config["metrics_interval"])
         while True:
             look = await self.core.serving()
-            self._shown_failures.pop("serving figures", None)
+            self._serving_failure = None
             if look is not None or self.serving_look is not None:
                 self.post_message(ServingRefreshed(look))
             await asyncio.sleep(self.core.config["metrics_interval"])
@@ -168,11 +168,12 @@ class SparkApp(App):
             return
         name = worker.name or "a task"
         text = self.redact(f"{name} failed: {not_understood(worker.error)}")
-        if self._shown_failures.get(name) != text:  # a loop failing the same way says it once
-            self._shown_failures[name] = text
-            self.notify(text, title="error", severity="error", timeout=20, markup=False)
         if name == "serving figures":
             self.watch_serving(wait_first=True)
+            if text == self._serving_failure:
+                return  # failing the same way every round: said once, until a round succeeds
+            self._serving_failure = text
+        self.notify(text, title="error", severity="error", timeout=20, markup=False)
 
     def on_serving_refreshed(self, message: ServingRefreshed) -> None:
         self.serving_look = message.look
