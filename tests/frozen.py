@@ -155,8 +155,9 @@ class FrozenCore:
     async def refresh(self, node):
         return node_view(self.config, node, node not in self.unreachable, node in self.drift)
 
-    async def images(self):
+    async def images(self, run_all=False):
         """A mix of good and unusable images, as a node with some history holds them."""
+        self.calls.append("images --all" if run_all else "images")
         nodes = [n.name for n in self.config.nodes]
         layers = ("sha256:" + "1" * 64, "sha256:" + "2" * 64)
         new = ARCHS + ["Qwen3VLMoeForConditionalGeneration"]  # ARCHS: what vLLM 0.10.2 lists, trimmed

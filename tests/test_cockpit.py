@@ -357,7 +357,7 @@ def test_after_a_key_remap_no_screen_shows_the_old_key(cluster, tmp_path):
             await pilot.press("w")
             steps = text_of(app.screen, "#steps")
             assert "ctrl+j: next" in steps and "n: next" not in steps, steps
-            app.screen._enter("review")
+            app.screen.step = "review"
             steps = text_of(app.screen, "#steps")
             assert "ctrl+e: edit" in steps and " e: edit" not in steps and "ctrl+l: launch" in steps, steps
             await pilot.press("escape")

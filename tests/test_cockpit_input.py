@@ -234,3 +234,96 @@ def test_markup_and_escapes_in_environment_values_and_typed_text_are_literal():
             assert list(app.screen.view.text_log.lines) == ["a [/] line"]
 
     asyncio.run(flow())
+
+
+def test_the_image_step_asks_every_image_on_its_key():
+    """The wizard's image step offers what `images --all` does: its key (from the key registry, so
+    the hint and the help name it) lists again with every image asked, and back."""
+    app = app_with()
+
+    async def flow():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("w")
+            await pilot.pause(0.3)
+            wizard = app.screen
+            before = str(wizard.query_one("#image-effective").render())
+            await pilot.press("a")
+            await pilot.pause(0.3)
+            after = str(wizard.query_one("#image-effective").render())
+            calls = list(app.core.calls)
+            await pilot.press("a")
+            await pilot.pause(0.3)
+            return before, after, calls, list(app.core.calls), wizard.image_step.all_images
+
+    before, after, calls, again, on = asyncio.run(flow())
+    assert "a: ask every image, not only vLLM-looking ones" in before, before
+    assert calls == ["images", "images --all"] and "every image asked (a: only vLLM-looking ones)" in after
+    assert again == ["images", "images --all", "images"] and not on
+
+
+def on_screen(widget) -> str:
+    """What a widget draws, line by line, as text."""
+    return "\n".join("".join(seg.text for seg in widget.render_line(y)) for y in range(widget.size.height))
+
+
+def test_a_secret_in_vllm_args_is_masked_in_the_edit_box_and_in_every_line():
+    """`--api-key X` typed into vllm_args: the edit box masks the value once it holds a secret flag
+    (the reveal key shows it while the box has focus; leaving the box masks it again); the review,
+    the notifications and the launch log (the head's log echoes the command line) never show it."""
+    secret = "sk-VeryPrivate123"
+    app = SparkApp(
+        FrozenCore(
+            *cluster_config(2, {"SPARK_TUI_VLLM_ARGS": "--max-model-len 4096"}),
+            log_lines=[f"vllm serve m --api-key {secret} --port 8000", f"key in use: {secret}"],
+        ),
+        live_refresh=False,
+    )
+    typed = [{" ": "space", "-": "minus"}.get(c, c) for c in f" --api-key {secret}"]
+
+    async def flow():
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
+            await pilot.press("w", "enter")
+            await pilot.pause(0.3)
+            await pilot.press("n")
+            wizard = app.screen
+            table = wizard.query_one("#settings")
+            table.move_cursor(row=table.get_row_index("vllm_args"))
+            await pilot.press("e")
+            box = wizard.query_one("#edit-input")
+            seen = {"plain": (box.value, box.password)}
+            await pilot.press("end", *typed)
+            await pilot.pause(0.1)
+            seen["typed"] = (box.password, on_screen(box), box.border_title)
+            await pilot.press("ctrl+r")
+            await pilot.pause(0.1)
+            seen["revealed"] = (box.password, on_screen(box))
+            wizard.query_one("#settings").focus()  # focus leaves the box: masked again
+            await pilot.pause(0.1)
+            seen["left"] = (box.password, box.revealed)
+            box.focus()
+            await pilot.press("enter")
+            await pilot.pause(0.1)
+            seen["applied"] = app.core.config["vllm_args"]
+            cells = [str(c) for key in table.rows for c in table.get_row(key)]
+            detail = str(wizard.query_one("#review-detail").render())
+            await pilot.press("ctrl+l")
+            await pilot.pause(0.8)
+            log = list(wizard.query_one("#launch-log").lines)
+            toasts = [str(t.render()) for t in app.screen.query("Toast")]
+            return seen, cells, detail, log, toasts
+
+    seen, cells, detail, log, toasts = asyncio.run(flow())
+    assert seen["plain"] == ("--max-model-len 4096", False)  # nothing secret: shown as it is
+    password, rendered, title = seen["typed"]
+    assert password and secret not in rendered and title == "masked: ctrl+r to show", seen
+    assert seen["revealed"][0] is False and secret in seen["revealed"][1]
+    assert seen["left"] == (True, False)
+    assert seen["applied"] == ["--max-model-len", "4096", "--api-key", secret]
+    assert not any(secret in c for c in cells) and any("--api-key" in c for c in cells), [
+        c for c in cells if "api" in c
+    ]
+    assert secret not in detail
+    assert any("--api-key ***" in line for line in log) and any("key in use: ***" in line for line in log), (
+        log
+    )
+    assert not any(secret in line for line in log + toasts)

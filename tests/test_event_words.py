@@ -19,7 +19,7 @@ from spark_tui.core.launch import Launch
 from spark_tui.core.redact import Redactor
 from spark_tui.core.sync import _Run
 from spark_tui.ui.messages import LaunchProgress
-from spark_tui.ui.widgets.wizard_steps import LaunchStep
+from spark_tui.ui.screens.wizard.launch import LaunchStep
 from tests.frozen import FrozenCore, cluster_config
 
 TOKEN = "hf_EventWordsSecret987"

@@ -99,8 +99,8 @@ class HostileCore(FrozenCore):
     async def refresh(self, node):
         return poison(await super().refresh(node), self.h)
 
-    async def images(self):
-        return poison(await super().images(), self.h)
+    async def images(self, run_all=False):
+        return poison(await super().images(run_all), self.h)
 
     async def check(self, emit, **kw):
         return await super().check(lambda r: emit(poison(r, self.h)), **kw)

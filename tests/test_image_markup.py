@@ -39,8 +39,8 @@ def test_a_version_label_must_look_like_a_version():
 class HostileImages(FrozenCore):
     """Images whose facts carry markup, as a cache written by an older spark-tui could hold them."""
 
-    async def images(self):
-        found = await super().images()
+    async def images(self, run_all=False):
+        found = await super().images(run_all)
         for e in found.entries:
             e.facts = dataclasses.replace(e.facts, vllm="[/x]", ray_version="[@click=app.quit]2.49")
             e.row.nodes = {n: "[link=https://evil.example]id[/link]" for n in e.row.nodes}

@@ -97,3 +97,71 @@ def test_a_refresh_that_raises_is_shown_and_the_cockpit_keeps_refreshing():
     assert running
     assert "refresh failed (ValueError: invalid literal for int()" in first, first
     assert "UNREACHABLE" not in second and "up" in second, second
+
+
+HOSTILE_ERROR = "[@click=app.quit]boom [/x]\x1b]0;pwned\x07 with --api-key sk-LeakedKey99"
+
+
+class ServingRaisesOnce(FrozenCore):
+    """The first serving round raises (a bug on odd /metrics), with markup, an escape and a secret
+    flag in its message; the image listing raises every time."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, serving=True, **kw)
+        self.raised = False
+
+    async def serving(self):
+        if not self.raised:
+            self.raised = True
+            self.calls.append("serving raised")
+            raise RuntimeError(HOSTILE_ERROR)
+        return await super().serving()
+
+    async def images(self, run_all=False):
+        raise KeyError("[bold]RepoTags")
+
+
+def test_a_worker_that_raises_is_named_inert_and_masked_and_the_cockpit_goes_on():
+    """One handler for every worker's failure: the serving loop's error is shown as literal text
+    (no markup run, no escape written, the secret masked), the loop starts again a round later, and a
+    step's worker that raises (the image listing) is named too; the cockpit keeps answering keys."""
+    from spark_tui.ui.app import SparkApp
+    from spark_tui.ui.screens.serving import ServingScreen
+    from spark_tui.ui.screens.wizard import WizardScreen
+
+    config, reconfigure = cluster_config(2, interactive={"metrics_interval": 0.5})
+    app = SparkApp(ServingRaisesOnce(config, reconfigure), live_refresh=True)
+
+    def toasts() -> list[str]:
+        return [str(t.render()) for t in app.screen.query("Toast")]
+
+    async def until(pilot, condition) -> None:
+        for _ in range(100):  # up to 10 s on a loaded machine
+            if condition():
+                return
+            await pilot.pause(0.1)
+
+    async def flow():
+        async with app.run_test(size=(140, 40), notifications=True) as pilot:
+            await until(pilot, lambda: any("serving figures failed" in t for t in toasts()))
+            first = toasts()
+            await until(pilot, lambda: app.serving_look is not None)  # the loop started again
+            served = app.serving_look is not None
+            await pilot.press("v")
+            on_serving = isinstance(app.screen, ServingScreen)
+            await pilot.press("escape", "w")
+            await until(pilot, lambda: any("image listing failed" in t for t in toasts()))
+            in_wizard = isinstance(app.screen, WizardScreen)
+            listing = toasts()
+            await pilot.press("escape")
+            await pilot.pause(0.1)
+            return first, served, on_serving, in_wizard, listing, app.is_running, app.core.calls
+
+    first, served, on_serving, in_wizard, listing, running, calls = asyncio.run(flow())
+    shown = [t for t in first if "serving figures failed" in t]
+    assert len(shown) == 1, first
+    assert "RuntimeError: [@click=app.quit]boom [/x]" in shown[0] and "--api-key ***" in shown[0], shown
+    assert "sk-LeakedKey99" not in shown[0] and "\x1b" not in shown[0] and "\x07" not in shown[0]
+    assert calls.count("serving raised") == 1 and calls.count("serving") >= 1 and served, calls
+    assert on_serving and in_wizard and running
+    assert any("image listing failed: KeyError: '[bold]RepoTags'" in t for t in listing), listing

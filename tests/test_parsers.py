@@ -343,16 +343,6 @@ def test_docker_ps_table_with_padded_empty_cell():
     assert next(r for r in rows if r["NAMES"] == "project-agentic-rag")["PORTS"] == ""
 
 
-def test_docker_inspect_env_fragment():
-    env = docker_text.parse_env_fragment(
-        read("docker/docker-inspect-config-env-dgxspark-nccl-vars-vllm-dgx-spark-issue1.txt")
-    )
-    assert env["GLOO_SOCKET_IFNAME"] == "enp1s0f1np1" and env["NCCL_DEBUG"] == "INFO"
-    assert env["NCCL_DEBUG_SUBSYS"] == "INIT,NET" and env["NCCL_IB_DISABLE"] == "0"
-    assert env["CUDA_DRIVER_VERSION"] == "580.95.05" and env["MAXSMVER"] == "121"
-    assert docker_text.masked_env(env)["HF_TOKEN"] == "***"
-
-
 # --- nvidia-smi -----------------------------------------------------------------------------
 
 

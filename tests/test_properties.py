@@ -123,7 +123,6 @@ def test_text_parsers_never_raise(t):
     netif.parse_ibdev2netdev(t)
     netif.parse_ibv_devinfo(t)
     docker_text.parse_ps_table(t)
-    docker_text.parse_env_fragment(t)
     memory_fit.parse_guard("spark-1", t)
     split_timestamp(t)
 

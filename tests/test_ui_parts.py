@@ -8,9 +8,9 @@ import pytest
 from spark_tui.core.logs import LogCursor, since_seconds, split_timestamp
 from spark_tui.errors import ConfigError
 from spark_tui.settings.keys import BY_ID, KEYS, validate_keymap
+from spark_tui.ui.screens.wizard.step import short_paths
 from spark_tui.ui.widgets.log_view import LogBuffer
 from spark_tui.ui.widgets.node_pane import sparkline
-from spark_tui.ui.widgets.wizard_steps import short_paths
 
 
 def test_docker_timestamps_compare_as_numbers_not_strings():

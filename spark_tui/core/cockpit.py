@@ -50,7 +50,7 @@ class CockpitAPI(Protocol):
 
     async def refresh(self, node: str) -> NodeView: ...
 
-    async def images(self) -> ImageListing: ...
+    async def images(self, run_all: bool = False) -> ImageListing: ...
 
     async def check(
         self, emit: Callable[[CheckResult], object], fabric: bool = False
@@ -136,8 +136,9 @@ class CockpitCore:
                 view.drifted = self.monitor.drift_marks(node, view.snapshot)
         return view
 
-    async def images(self) -> ImageListing:
-        return await listing(self.config, self.nodes, await self.monitor.images())
+    async def images(self, run_all: bool = False) -> ImageListing:
+        """Every image with its facts; run_all asks every image, as `images --all` does."""
+        return await listing(self.config, self.nodes, await self.monitor.images(), run_all=run_all)
 
     async def check(self, emit: Callable[[CheckResult], object], fabric: bool = False) -> list[CheckResult]:
         return await run_checks(self.config, self.nodes, emit, fabric=fabric)

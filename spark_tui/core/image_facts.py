@@ -99,9 +99,6 @@ class ImageFacts:
         v = version_tuple(self.vllm)
         return None if v is None else v >= NATIVE_SINCE
 
-    def knows(self, arch: str) -> bool | None:
-        return None if self.archs is None else arch in self.archs
-
 
 def version_tuple(text: str | None) -> tuple[int, ...] | None:
     """`0.10.2+9dd9ca32.nv25.10` -> (0, 10, 2); None when there is no version in it."""

@@ -1,14 +1,11 @@
-"""Docker outputs operators paste: `docker ps --format table` and `Config.Env` fragments.
+"""Docker outputs operators paste (`docker ps --format table`), and what looks like a model server.
 
 spark-tui itself talks to Docker through the SDK; these read what people paste into issues.
 """
 
 from __future__ import annotations
 
-import json
 import re
-
-from spark_tui.secret_names import SECRET_MASK, SECRET_NAME
 
 # Names and images of what serves models: a container like these holds memory a load needs.
 INFERENCE = re.compile(r"vllm|ray|sglang|nim|tgi|text-generation|llama|ollama|trtllm|tensorrt", re.I)
@@ -34,24 +31,3 @@ def parse_ps_table(text: str) -> list[dict[str, str]]:
         cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1], strict=True)]
         rows.append(dict(zip(names, cells, strict=False)))
     return rows
-
-
-def parse_env_fragment(text: str) -> dict[str, str]:
-    """A (possibly bracket-less) JSON array of "KEY=VALUE" strings, as `docker inspect` shows Config.Env."""
-    body = text.strip().rstrip(",")
-    if not body.startswith("["):
-        body = f"[{body}]"
-    try:
-        items = json.loads(body)
-    except ValueError:  # not JSON, or an integer beyond int()'s digit limit
-        items = re.findall(r'"([^"]*)"', text)
-    env = {}
-    for item in items:
-        key, sep, value = str(item).partition("=")
-        if sep:
-            env[key] = value
-    return env
-
-
-def masked_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: SECRET_MASK if SECRET_NAME.search(k) else v for k, v in env.items()}

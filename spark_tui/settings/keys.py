@@ -40,6 +40,17 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("wizard.sync", "s", "sync", "Sync image/model (a failed row)", "wizard"),
     KeySpec("wizard.fabric", "f", "fabric", "Measure the data links (check --fabric)", "wizard"),
     KeySpec("wizard.defaults", "d", "toggle_defaults", "Show / fold built-in defaults", "wizard"),
+    KeySpec(
+        "wizard.all_images",
+        "a",
+        "all_images",
+        "Ask every image, not only vLLM-looking ones (images --all)",
+        "wizard",
+        show=False,
+    ),
+    KeySpec(
+        "wizard.reveal", "ctrl+r", "reveal", "Show / hide a secret in the edit box", "wizard", show=False
+    ),
     KeySpec("logs.back", "escape", "back", "Back", "logs"),
     KeySpec("logs.filter", "slash", "filter", "Filter (regex)", "logs"),
     KeySpec("logs.search", "ctrl+f", "search", "Search", "logs"),

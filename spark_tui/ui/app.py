@@ -11,13 +11,15 @@ import asyncio
 from collections.abc import Callable
 from functools import partial
 
-from textual import work
+from textual import on, work
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.worker import Worker, WorkerState
 
 from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.core.monitor import NodeView, failed_view
+from spark_tui.core.probes import not_understood
 from spark_tui.core.serving_watch import ServingLook
 from spark_tui.settings.keys import validate_keymap
 from spark_tui.ui import themes
@@ -77,6 +79,8 @@ class SparkApp(App):
         self.views: dict[str, NodeView] = {}
         self.serving_look: ServingLook | None = None
         self._wake = asyncio.Event()
+        self._node_loops: dict[Worker, str] = {}  # each node's refresh loop, by its worker
+        self._serving_failure: str | None = None  # the serving loop's failure last notified
         config = core.config
         self.readonly = bool(config["readonly"])
         self.spark_themes = themes.load_all()
@@ -113,29 +117,63 @@ class SparkApp(App):
     def _warning_banner(self) -> str:
         return "\n".join(f"! {w}" for w in self.core.config.warnings)
 
-    @work(group="refresh")
-    async def refresh_node(self, name: str) -> None:
-        """One loop per node: a slow or dead node never delays another node's pane."""
-        while True:
-            try:
-                view = await self.core.refresh(name)
-            except Exception as exc:  # one refresh's failure is shown in the pane; the loop goes on
-                view = failed_view(self.core.config, name, exc)
-            self.post_message(NodeRefreshed(view))
-            try:
-                await asyncio.wait_for(self._wake.wait(), self.core.config["refresh_interval"])
-            except TimeoutError:
-                pass
+    def refresh_node(self, name: str, wait_first: bool = False) -> None:
+        """One loop per node: a slow or dead node never delays another node's pane. A refresh
+        that raises ends its loop; worker_failed shows the error in the pane and starts it again."""
+        worker = self.run_worker(
+            self._node_loop(name, wait_first), name=f"refresh {name}", group="refresh", exit_on_error=False
+        )
+        self._node_loops[worker] = name
 
-    @work(group="refresh")
-    async def watch_serving(self) -> None:
+    async def _node_loop(self, name: str, wait_first: bool) -> None:
+        if wait_first:
+            await self._next_round()
+        while True:
+            self.post_message(NodeRefreshed(await self.core.refresh(name)))
+            await self._next_round()
+
+    async def _next_round(self) -> None:
+        """refresh_interval, or less when the refresh key wakes every loop."""
+        try:
+            await asyncio.wait_for(self._wake.wait(), self.core.config["refresh_interval"])
+        except TimeoutError:
+            pass
+
+    @work(group="refresh", name="serving figures", exit_on_error=False)
+    async def watch_serving(self, wait_first: bool = False) -> None:
         """Every metrics_interval: the serving figures once the head's container runs (the core
-        answers None before, without asking anything)."""
+        answers None before, without asking anything). A round that raises ends this loop;
+        worker_failed shows the error and starts it again."""
+        if wait_first:
+            await asyncio.sleep(self.core.config["metrics_interval"])
         while True:
             look = await self.core.serving()
+            self._serving_failure = None
             if look is not None or self.serving_look is not None:
                 self.post_message(ServingRefreshed(look))
             await asyncio.sleep(self.core.config["metrics_interval"])
+
+    @on(Worker.StateChanged)
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        """Every worker's failure, in one place (the steps' checks, syncs, image listing and
+        launch, the refresh loops, teardown): named, shown as inert and masked text, never the
+        cockpit's end. A refresh loop shows it where it draws and starts again a round later."""
+        worker = event.worker
+        if event.state != WorkerState.ERROR or worker.error is None:
+            return
+        node = self._node_loops.pop(worker, None)
+        if node is not None:
+            self.post_message(NodeRefreshed(failed_view(self.core.config, node, worker.error)))
+            self.refresh_node(node, wait_first=True)
+            return
+        name = worker.name or "a task"
+        text = self.redact(f"{name} failed: {not_understood(worker.error)}")
+        if name == "serving figures":
+            self.watch_serving(wait_first=True)
+            if text == self._serving_failure:
+                return  # failing the same way every round: said once, until a round succeeds
+            self._serving_failure = text
+        self.notify(text, title="error", severity="error", timeout=20, markup=False)
 
     def on_serving_refreshed(self, message: ServingRefreshed) -> None:
         self.serving_look = message.look
@@ -155,6 +193,7 @@ class SparkApp(App):
             self.dashboard.show(failed_view(self.core.config, message.view.node, exc))
 
     async def on_unmount(self) -> None:
+        self._node_loops.clear()
         self.workers.cancel_group(self, "refresh")
         await self.core.close()
 
@@ -194,7 +233,12 @@ class SparkApp(App):
             (n.name, self.core.config["container_name"]) for n in self.core.config.nodes
         ]
 
-    @work(exclusive=True, group="teardown")
+    def redact(self, line: str) -> str:
+        """Secrets never reach the screen or a saved log (the core's rule: core/redact.py):
+        made inert first, so a secret split by an escape sequence is masked too."""
+        return self.core.redact.show(line)
+
+    @work(exclusive=True, group="teardown", name="teardown", exit_on_error=False)
     async def action_teardown(self) -> None:
         if self.readonly:
             self.notify("readonly: teardown is disabled", severity="error")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.message import Message
+from textual.widget import Widget
+from textual.worker import Worker, WorkerState
 
 from spark_tui.core.check import CheckResult
 from spark_tui.core.events import LaunchEvent, TeardownEvent
@@ -72,3 +74,10 @@ class ServingRefreshed(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, ServingRefreshed)
+
+
+def forward_failure(widget: Widget, event: Worker.StateChanged) -> None:
+    """Worker.StateChanged does not bubble: a widget running workers hands a failure on to the
+    app, whose one handler (SparkApp.worker_failed) shows every worker's failure."""
+    if event.state == WorkerState.ERROR:
+        widget.app.post_message(Worker.StateChanged(event.worker, event.state))

@@ -46,8 +46,3 @@ class DashboardScreen(Screen):
                 pane.show_serving(None, [])  # no longer serving: the line goes
             else:
                 pane.show_serving(look.loads.get(name), [s for s in look.signals if s.node == name])
-
-    def set_banner(self, text: str) -> None:
-        banner = self.query_one("#banner", Static)
-        banner.update(Text(inert(text)))
-        banner.set_class(not text, "-empty")

@@ -7,6 +7,7 @@ import re
 import time
 
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
@@ -36,8 +37,18 @@ class LogsScreen(Screen):
         self.redact = core.redact.show
         self.kb: dict[str, Watch] = {}  # per node: failures the knowledge base names in its lines
         self.followers: list[Follower] = []
-        self.input_mode = "filter"
         self.filter_text = ""
+
+    # The regex box: "" (closed), "filter" or "search" (open, asking for that).
+    input_mode: reactive[str] = reactive("", init=False)
+
+    def watch_input_mode(self, mode: str) -> None:
+        box = self.query_one("#log-input", Input)
+        box.set_class(not mode, "-hidden")
+        if mode:
+            box.focus()
+        else:
+            self.view.text_log.focus()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -54,7 +65,7 @@ class LogsScreen(Screen):
 
     def _title(self) -> None:
         extra = f"  filter /{self.filter_text}/" if self.filter_text else ""
-        extra += "  NCCL only" if self.view.buffer.nccl_only else ""
+        extra += "  NCCL only" if self.view.nccl_only else ""
         self.sub_title = f"logs: {self.source}{extra}"
         self.app.sub_title = self.sub_title
 
@@ -107,21 +118,17 @@ class LogsScreen(Screen):
     # --- actions ----------------------------------------------------------------------
 
     def action_back(self) -> None:
-        box = self.query_one("#log-input", Input)
-        if not box.has_class("-hidden"):
-            box.add_class("-hidden")
-            self.view.text_log.focus()
+        if self.input_mode:
+            self.input_mode = ""
             return
         self.app.pop_screen()
 
     def _open_input(self, mode: str) -> None:
-        self.input_mode = mode
         box = self.query_one("#log-input", Input)
         close = hint("logs.back", getattr(self.app, "keymap", {}))
         box.placeholder = f"{mode} regex (enter: apply, empty: clear, {close}: close)"
         box.value = self.filter_text if mode == "filter" else ""
-        box.remove_class("-hidden")
-        box.focus()
+        self.input_mode = mode
 
     def action_filter(self) -> None:
         self._open_input("filter")
@@ -140,21 +147,18 @@ class LogsScreen(Screen):
         except re.error as exc:
             self.notify(f"bad regex /{text}/: {exc}", severity="error", markup=False)
             return
-        event.input.add_class("-hidden")
-        self.view.text_log.focus()
+        self.input_mode = ""
         self._title()
 
     def action_pause(self) -> None:
         self.view.toggle_pause()
 
     def action_nccl_only(self) -> None:
-        self.view.buffer.nccl_only = not self.view.buffer.nccl_only
-        self.view.rerender()
+        self.view.nccl_only = not self.view.nccl_only
         self._title()
 
     def action_wrap(self) -> None:
         self.view.wrap = not self.view.wrap
-        self.view.rerender()
 
     def action_save(self) -> None:
         path = save_log(self.view.buffer.lines, self.core.config["name"], self.source)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widgets import Log, Static
 
 from spark_tui.parsers.nccl import is_nccl_line
@@ -85,6 +86,17 @@ class LogBuffer:
 class LogView(Vertical):
     """The Log widget plus its status line (source states and the FOLLOW / PAUSED badge)."""
 
+    DEFAULT_CSS = """
+    LogView { height: 1fr; }
+    LogView .log-status { height: 1; background: $panel; }
+    LogView .log-badge {
+        width: 8; background: $success; color: $background; text-style: bold; content-align: center middle;
+    }
+    LogView .log-badge.-paused { background: $warning; }
+    LogView .log-sources { width: 1fr; padding: 0 1; }
+    LogView #log { height: 1fr; }
+    """
+
     def __init__(self, limit: int, **kw):
         super().__init__(**kw)
         self.buffer = LogBuffer(limit)
@@ -92,9 +104,25 @@ class LogView(Vertical):
         self.pending: deque = deque(maxlen=limit)
         self.overflowed = False
         self.since_trim = 0
-        self.paused = False
-        self.wrap = False
         self.sources: dict[str, str] = {}
+
+    # Pause keeps collecting; resuming writes what arrived meanwhile and follows again.
+    paused: reactive[bool] = reactive(False, init=False)
+    wrap: reactive[bool] = reactive(False, init=False)  # long lines wrapped at the view's width
+    nccl_only: reactive[bool] = reactive(False, init=False)  # only NCCL's lines shown
+
+    def watch_paused(self, paused: bool) -> None:
+        if not paused:
+            self.flush()
+            self.text_log.scroll_end(animate=False)
+        self._badge()
+
+    def watch_wrap(self) -> None:
+        self.rerender()
+
+    def watch_nccl_only(self, nccl_only: bool) -> None:
+        self.buffer.nccl_only = nccl_only
+        self.rerender()
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="log-status"):
@@ -166,12 +194,7 @@ class LogView(Vertical):
         self.rerender()
 
     def toggle_pause(self) -> None:
-        """Pause keeps collecting; resuming writes what arrived meanwhile and follows again."""
         self.paused = not self.paused
-        if not self.paused:
-            self.flush()
-            self.text_log.scroll_end(animate=False)
-        self._badge()
 
     def search(self, text: str, start: int | None = None) -> int | None:
         """Scroll to the next shown line matching `text` after `start`; pauses following."""

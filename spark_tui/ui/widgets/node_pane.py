@@ -203,6 +203,27 @@ def _num(value) -> str:
 class NodePane(Vertical, can_focus=True):
     """A focusable pane for one node (tab / arrows move between panes)."""
 
+    DEFAULT_CSS = """
+    NodePane {
+        border: round $primary 50%;
+        border-title-color: $text;
+        border-title-style: bold;
+        padding: 0 1;
+        height: 100%;
+        overflow-y: auto;
+    }
+    NodePane:focus { border: round $accent; }
+    NodePane.-unreachable { border: round $error; }
+    NodePane.-drift { border: double $error; }
+    NodePane Static { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
+    NodePane .pane-header { text-wrap: wrap; margin-bottom: 0; }
+    NodePane .pane-net { color: $text-muted; }
+    NodePane .pane-containers { border-top: dashed $primary 30%; }
+    NodePane .pane-nccl { border-top: dashed $primary 30%; }
+    NodePane .pane-serving.-empty { display: none; }
+    NodePane .pane-plot { border-top: dashed $primary 30%; }
+    """
+
     def __init__(self, node: str, host: str, role: str):
         super().__init__(id=f"pane-{node}", classes="node-pane")
         self.node = node

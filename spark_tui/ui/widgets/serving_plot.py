@@ -15,7 +15,9 @@ import threading
 
 from rich.text import Text
 from textual.widget import Widget
+from textual.worker import Worker
 
+from spark_tui.ui.messages import forward_failure
 from spark_tui.ui.widgets.memory_plot import ansi_chart
 
 
@@ -104,7 +106,10 @@ class ServingPlot(Widget):
             ansi = await asyncio.to_thread(HELPER.draw, request)
             self._show(Text.from_ansi(ansi, no_wrap=True))
 
-        self.run_worker(draw(), exclusive=True, group="draw")
+        self.run_worker(draw(), exclusive=True, group="draw", name="chart", exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        forward_failure(self, event)
 
     def _show(self, text: Text) -> None:
         self._text = text

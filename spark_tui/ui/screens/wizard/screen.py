@@ -1,7 +1,7 @@
 """The launch wizard: image -> check -> review -> launch, keyboard driven.
 
-Each step is one widget (ui/widgets/wizard_steps.py) with its own worker and state; this screen
-moves between them. Edits made here become the `interactive` layer of the config, shown with
+Each step is one widget in this package (image.py, check.py, review.py, launch.py) with its own
+worker, state and styles; this screen moves between them. Edits made here become the `interactive` layer of the config, shown with
 that provenance in the review.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Static
 
@@ -17,25 +18,35 @@ from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.errors import ConfigError
 from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.widgets.wizard_steps import CheckStep, ImageStep, LaunchStep, ReviewStep
+from spark_tui.ui.screens.wizard.check import CheckStep
+from spark_tui.ui.screens.wizard.image import ImageStep
+from spark_tui.ui.screens.wizard.launch import LaunchStep
+from spark_tui.ui.screens.wizard.review import ReviewStep
 
 STEPS = ("image", "check", "review", "launch")
 TITLES = {"image": "1 image", "check": "2 config check", "review": "3 review", "launch": "4 launch"}
 
 
 class WizardScreen(Screen):
-    CSS_PATH = "wizard.tcss"
+    DEFAULT_CSS = """
+    WizardScreen #steps { height: 1; background: $panel; }
+    WizardScreen #switcher { height: 1fr; }
+    WizardScreen #switcher > Vertical { height: 1fr; }
+    """
     BINDINGS = bindings_for("wizard")
 
     def __init__(self, core: CockpitAPI, readonly: bool = False, start: str = "image"):
         super().__init__(id="wizard")
         self.core = core
         self.readonly = readonly
-        self.step = start
+        self.set_reactive(WizardScreen.step, start)  # entered on mount, once the steps exist
         self.image_step = ImageStep(core, id="image")
         self.check_step = CheckStep(core, id="check")
         self.review_step = ReviewStep(core, id="review")
         self.launch_step = LaunchStep(core, id="launch")
+
+    # The step shown; setting it (even to the same step: the refresh key) enters that step.
+    step: reactive[str] = reactive("image", init=False, always_update=True)
 
     # What the steps hold, as the wizard's own state.
     @property
@@ -61,7 +72,7 @@ class WizardScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._enter(self.step)
+        self.step = self.step
 
     def _key(self, binding_id: str) -> str:
         """The key shown in a hint, after the user's remapping (the key registry decides)."""
@@ -69,8 +80,7 @@ class WizardScreen(Screen):
 
     # --- navigation -------------------------------------------------------------------
 
-    def _enter(self, step: str) -> None:
-        self.step = step
+    def watch_step(self, step: str) -> None:
         self.query_one("#switcher", ContentSwitcher).current = step
         t = Text()
         for s in STEPS:
@@ -108,7 +118,7 @@ class WizardScreen(Screen):
             return
         if self.step == "launch":
             return
-        self._enter(STEPS[STEPS.index(self.step) + 1])
+        self.step = STEPS[STEPS.index(self.step) + 1]
 
     def action_back(self) -> None:
         if self.step == "review" and self.review_step.editing:
@@ -120,12 +130,12 @@ class WizardScreen(Screen):
         if self.step in ("image", "launch"):
             self.app.pop_screen()
             return
-        self._enter(STEPS[STEPS.index(self.step) - 1])
+        self.step = STEPS[STEPS.index(self.step) - 1]
 
     def refresh_view(self) -> None:
         """The app's refresh key: run this step's work again."""
         if self.step in ("image", "check", "review"):
-            self._enter(self.step)
+            self.step = self.step
 
     # --- what the steps ask of the screen -----------------------------------------------
 
@@ -136,7 +146,7 @@ class WizardScreen(Screen):
             self.notify(f"{exc.source}: {exc.message}", severity="error", markup=False)
             return
         self.notify(f"image {message.ref} (interactive edit)", markup=False)
-        self._enter("check")
+        self.step = "check"
 
     def action_edit(self) -> None:
         if self.step == "review":
@@ -150,6 +160,14 @@ class WizardScreen(Screen):
         if self.step == "check":
             self.check_step.start_fabric()
 
+    def action_all_images(self) -> None:
+        if self.step == "image":
+            self.image_step.all_images = not self.image_step.all_images
+
+    def action_reveal(self) -> None:
+        if self.step == "review" and self.review_step.editing:
+            self.review_step.toggle_reveal()
+
     def action_toggle_defaults(self) -> None:
         if self.step == "review" and not self.review_step.editing:
             self.review_step.toggle_defaults()
@@ -160,5 +178,5 @@ class WizardScreen(Screen):
             return
         if self.launch_state == "running":
             return
-        self._enter("launch")
+        self.step = "launch"
         self.launch_step.start()
