@@ -48,7 +48,10 @@ EXPECTED = {
     "docker_port_allocated": ["docker.port_allocated"],
     "docker_port_in_use_legacy": ["docker.port_allocated"],
     "docker_pull_access_denied": ["docker.pull_access_denied"],
+    "docker_pull_access_denied_compose": ["docker.pull_access_denied"],
     "docker_pull_access_denied_nvcr": ["docker.pull_access_denied"],
+    "docker_pull_unauthorized": ["docker.pull_unauthorized"],
+    "docker_pull_unauthorized_buildkit": ["docker.pull_unauthorized"],
     "driver_not_answering": ["driver.not_answering"],
     "driver_probe_failed": ["driver.probe_failed"],
     "flash_attn_undefined_symbol": ["vllm.binary_mismatch"],
@@ -61,6 +64,8 @@ EXPECTED = {
     "hub_gated_restricted": ["hub.gated"],
     "hub_invalid_credentials": ["hub.invalid_token"],
     "hub_invalid_user_token": ["hub.invalid_token"],
+    "hub_local_entry_not_found": ["hub.offline_not_cached"],
+    "hub_local_entry_not_found_legacy": ["hub.offline_not_cached"],
     "hub_offline_mode_enabled": ["hub.offline_not_cached"],
     "hub_offline_not_cached": ["hub.offline_not_cached"],
     "hub_repo_not_found_401": ["hub.repo_not_found"],
@@ -94,6 +99,8 @@ EXPECTED = {
     "nccl_watchdog_timeout": ["nccl.watchdog_timeout"],
     "nvidia_container_cli_no_driver": ["docker.gpu_runtime_no_driver"],
     "nvidia_container_cli_nvml_mismatch": ["driver.nvml_mismatch"],
+    "nvml_unknown_error": ["driver.nvml_lost_in_container"],
+    "nvml_unknown_error_toolkit": ["driver.nvml_lost_in_container"],
     "nvml_version_mismatch": ["driver.nvml_mismatch"],
     "nvml_version_mismatch_ci": ["driver.nvml_mismatch"],
     "nvrm_api_mismatch": ["driver.api_mismatch"],
@@ -478,3 +485,41 @@ def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(cap
     _event_printer(True, Mask())(event)
     line = json.loads(capsys.readouterr().out)
     assert line["event"] == "Diagnosis" and line["figures"] == {"model": "***/Llama-2-7b", "status": 401}
+
+
+def test_a_workers_oom_is_one_text_whichever_path_names_it():
+    """A Ray worker's OOM reaches the head's log under the worker's prefix. The knowledge base
+    (reading every line) and the launch's attribution (vLLM's failing rank) can each name it
+    first: both give the same text, for the worker, saying it was read in the head's log."""
+    from spark_tui.core.failure_watch import FailureWatch, cause_text
+    from spark_tui.parsers.vllm import VllmParser
+
+    prefix = "(RayWorkerWrapper pid=4242, ip=10.231.7.13) "
+    lines = [
+        prefix + "ERROR 12-03 10:00:00 [worker_base.py:620] Error executing method "
+        "'determine_available_memory'. This might cause deadlock in distributed execution.",
+        prefix + "Traceback (most recent call last):",
+        prefix + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.44 GiB. GPU 0 has a "
+        "total capacity of 119.70 GiB of which 1.38 GiB is free.",
+    ]
+    by_kb = FailureWatch(lambda e: None).feed("spark-1", lines)
+    assert by_kb is not None
+    by_kb.node = "spark-3"  # the launch places it by the prefix's address
+    parser = VllmParser()
+    for line in lines:
+        parser.feed(line)
+    failed = parser.summary.failure()
+    assert failed is not None and failed[1] == "10.231.7.13"
+    by_rank = FailureWatch(lambda e: None).line_cause(failed[0], "spark-3", "spark-1")
+    assert by_rank == cause_text(by_kb, read_in="spark-1")
+    assert by_rank.startswith(
+        "spark-3: CUDA out of memory: tried 28.44 GiB with 1.38 GiB free of 119.7 GiB "
+        "(ip=10.231.7.13, read in spark-1's log). Fix: Lower --gpu-memory-utilization"
+    ), by_rank
+    # The driver's copy of the exception (no prefix) names the worker by the rank's address.
+    driver = "(EngineCore_DP0 pid=7) " + lines[2].removeprefix(prefix)
+    (copy,) = FailureWatch(lambda e: None).matcher.match(driver)
+    copy.node = "spark-3"
+    assert (
+        cause_text(copy, read_in="spark-1", origin=failed[1]).split(" Fix: ")[0] == by_rank.split(" Fix: ")[0]
+    )
