@@ -17,14 +17,23 @@ EXPECTED = {
     "cuda_driver_too_old": ["cuda.driver_too_old"],
     "cuda_driver_too_old_torch": ["cuda.driver_too_old"],
     "cuda_forward_compat": ["cuda.driver_too_old"],
+    "cuda_illegal_memory_legacy": ["cuda.illegal_memory_access"],
+    "cuda_illegal_memory_v1": ["cuda.illegal_memory_access"],
+    "cuda_illegal_memory_watchdog": ["cuda.illegal_memory_access"],
+    "cuda_libcuda_missing": ["cuda.libcuda_missing"],
+    "cuda_libcuda_missing_server": ["cuda.libcuda_missing"],
     "cuda_no_kernel_image": ["cuda.no_kernel_image"],
     "cuda_oom_legacy": ["cuda.out_of_memory"],
     "cuda_oom_worker": ["cuda.out_of_memory"],
     "deepgemm_missing_sm121": ["cuda.jit_source_missing"],
+    "docker_daemon_not_running": ["docker.daemon_unreachable"],
+    "docker_daemon_permission_denied": ["docker.daemon_unreachable"],
     "docker_device_missing": ["docker.device_missing"],
     "docker_exec_format_error": ["docker.exec_format_error", "docker.platform_mismatch"],
     "docker_exec_format_error_legacy": ["docker.exec_format_error", "docker.platform_mismatch"],
     "docker_exec_format_error_logs": ["docker.exec_format_error"],
+    "docker_executable_not_found": ["docker.executable_not_found"],
+    "docker_executable_not_found_runc": ["docker.executable_not_found"],
     "docker_exit_137": ["docker.oom_killed"],
     "docker_manifest_unknown": ["docker.manifest_unknown"],
     "docker_manifest_unknown_bare": ["docker.manifest_unknown"],
@@ -39,16 +48,24 @@ EXPECTED = {
     "docker_port_allocated": ["docker.port_allocated"],
     "docker_port_in_use_legacy": ["docker.port_allocated"],
     "docker_pull_access_denied": ["docker.pull_access_denied"],
+    "docker_pull_access_denied_compose": ["docker.pull_access_denied"],
     "docker_pull_access_denied_nvcr": ["docker.pull_access_denied"],
+    "docker_pull_unauthorized": ["docker.pull_unauthorized"],
+    "docker_pull_unauthorized_buildkit": ["docker.pull_unauthorized"],
     "driver_not_answering": ["driver.not_answering"],
     "driver_probe_failed": ["driver.probe_failed"],
     "flash_attn_undefined_symbol": ["vllm.binary_mismatch"],
     "flashinfer_no_arch": ["cuda.no_arch_for_jit"],
+    "hub_bad_repo_id": ["hub.bad_repo_id"],
     "hub_file_404": ["hub.file_not_found"],
     "hub_forbidden_403": ["hub.not_authorized"],
     "hub_forbidden_403_colab": ["hub.not_authorized"],
     "hub_gated_401": ["hub.gated"],
     "hub_gated_restricted": ["hub.gated"],
+    "hub_invalid_credentials": ["hub.invalid_token"],
+    "hub_invalid_user_token": ["hub.invalid_token"],
+    "hub_local_entry_not_found": ["hub.offline_not_cached"],
+    "hub_local_entry_not_found_legacy": ["hub.offline_not_cached"],
     "hub_offline_mode_enabled": ["hub.offline_not_cached"],
     "hub_offline_not_cached": ["hub.offline_not_cached"],
     "hub_repo_not_found_401": ["hub.repo_not_found"],
@@ -57,9 +74,12 @@ EXPECTED = {
     "nccl_duplicate_gpu": ["nccl.duplicate_gpu", "nccl.invalid_usage"],
     "nccl_gid_link_local": ["nccl.gid_index_set", "nccl.gid_link_local"],
     "nccl_gid_roce_version": ["nccl.gid_roce_version"],
+    "nccl_ib_async_catastrophic_legacy": ["nccl.ib_async_event"],
+    "nccl_ib_async_port_error": ["nccl.ib_async_event"],
     "nccl_ib_completion_error": ["nccl.ib_completion_error"],
     "nccl_ib_completion_error_legacy": ["nccl.ib_completion_error"],
     "nccl_ib_completion_error_plugin_legacy": ["nccl.ib_completion_error"],
+    "nccl_ib_no_device": ["nccl.ib_no_device"],
     "nccl_ibp_completion_error": ["nccl.ib_completion_error"],
     "nccl_internal_error_bad_ifname": ["nccl.bad_socket_ifname", "nccl.internal_error"],
     "nccl_libibverbs_missing": ["nccl.libibverbs_missing"],
@@ -70,11 +90,20 @@ EXPECTED = {
     "nccl_no_socket_interface": ["nccl.internal_error", "nccl.no_socket_interface"],
     "nccl_proxy_call_failed": ["nccl.internal_error", "nccl.proxy_call_failed"],
     "nccl_remote_error": ["nccl.remote_error", "nccl.socket_failed"],
+    "nccl_shm_create_failed": ["nccl.shm_too_small"],
+    "nccl_shm_no_space": ["nccl.shm_too_small"],
+    "nccl_shm_ray_actor": ["nccl.shm_too_small"],
     "nccl_socket_recv_failed": ["nccl.proxy_call_failed", "nccl.socket_failed"],
+    "nccl_system_error": ["nccl.system_error"],
+    "nccl_system_error_pynccl": ["nccl.system_error"],
+    "nccl_system_error_ray_worker": ["nccl.system_error"],
     "nccl_unhandled_cuda_error": ["nccl.cuda_error"],
+    "nccl_unhandled_cuda_error_pynccl": ["nccl.cuda_error"],
     "nccl_watchdog_timeout": ["nccl.watchdog_timeout"],
     "nvidia_container_cli_no_driver": ["docker.gpu_runtime_no_driver"],
     "nvidia_container_cli_nvml_mismatch": ["driver.nvml_mismatch"],
+    "nvml_unknown_error": ["driver.nvml_lost_in_container"],
+    "nvml_unknown_error_toolkit": ["driver.nvml_lost_in_container"],
     "nvml_version_mismatch": ["driver.nvml_mismatch"],
     "nvml_version_mismatch_ci": ["driver.nvml_mismatch"],
     "nvrm_api_mismatch": ["driver.api_mismatch"],
@@ -82,10 +111,15 @@ EXPECTED = {
     "nvrm_api_mismatch_syslog": ["driver.api_mismatch"],
     "nvrm_no_memory": ["driver.nvrm_no_memory"],
     "nvrm_no_memory_oneline": ["driver.nvrm_no_memory"],
+    "nvrm_rm_init_failed": ["driver.rm_init_failed"],
+    "nvrm_rm_init_failed_legacy": ["driver.rm_init_failed"],
+    "nvrm_rm_init_failed_syslog": ["driver.rm_init_failed"],
     "oom_killer": ["system.oom_killer"],
     "oom_killer_legacy": ["system.oom_killer"],
     "podman_exec_format_error": ["docker.exec_format_error", "docker.platform_mismatch"],
     "podman_no_arm64_image": ["docker.no_arm64_manifest"],
+    "ray_actor_died": ["ray.actor_died"],
+    "ray_actor_died_legacy": ["ray.actor_died"],
     "ray_gcs_died": ["ray.gcs_died"],
     "ray_gcs_unreachable_cpp": ["ray.gcs_unreachable"],
     "ray_gcs_unreachable_local": ["ray.gcs_unreachable"],
@@ -100,13 +134,19 @@ EXPECTED = {
     "ray_raylet_marked_dead": ["ray.node_dead"],
     "ray_raylet_oom_summary": ["ray.memory_monitor_kill"],
     "ray_session_not_found": ["ray.no_running_instance"],
+    "ray_unschedulable_pack": ["ray.unschedulable_resources"],
+    "ray_unschedulable_placement": ["ray.unschedulable_resources", "vllm.placement_group_gpus"],
+    "ray_unschedulable_waiting": ["ray.unschedulable_resources"],
     "ray_version_mismatch": ["ray.version_mismatch"],
+    "ray_worker_died_raylet": ["ray.actor_died"],
     "rdma_no_devices": ["link.no_rdma_devices"],
     "safetensors_header": ["safetensors.bad_header"],
     "safetensors_metadata_incomplete": ["safetensors.bad_header"],
     "torch_capability_not_compatible": ["cuda.capability_not_compatible"],
     "torch_gb10_capability_notice": ["cuda.capability_notice"],
+    "torch_no_nvidia_driver": ["vllm.no_device"],
     "torch_rendezvous_port_in_use": ["torch.rendezvous_port_in_use"],
+    "torch_rendezvous_timeout": ["torch.rendezvous_timeout"],
     "transformers_unknown_model_type": ["vllm.unknown_model_type"],
     "transformers_unknown_model_type_backticks": ["vllm.unknown_model_type"],
     "trust_remote_code_needed": ["vllm.trust_remote_code"],
@@ -115,12 +155,22 @@ EXPECTED = {
     "vllm_engine_core_failed": ["vllm.engine_core_died"],
     "vllm_engine_core_failed_to_start": ["vllm.engine_core_died"],
     "vllm_inspect_architecture_failed": ["vllm.unsupported_architecture"],
+    "vllm_invalid_choice": ["vllm.invalid_choice"],
+    "vllm_invalid_choice_legacy": ["vllm.invalid_choice"],
+    "vllm_invalid_choice_load_format": ["vllm.invalid_choice"],
     "vllm_invalid_repo_id": ["hub.repo_not_found"],
     "vllm_kv_cache_too_small_estimate": ["vllm.kv_cache_too_small"],
     "vllm_kv_cache_too_small_v1": ["vllm.kv_cache_too_small"],
     "vllm_local_world_size": ["vllm.local_world_size"],
     "vllm_max_len_over_kv_cache": ["vllm.max_len_over_kv_cache"],
+    "vllm_max_len_over_model": ["vllm.max_len_over_model"],
+    "vllm_max_len_over_model_positions": ["vllm.max_len_over_model"],
+    "vllm_max_len_over_model_xinference": ["vllm.max_len_over_model"],
+    "vllm_missing_model_tag": ["vllm.missing_model"],
+    "vllm_model_via_option": ["vllm.missing_model"],
     "vllm_no_cache_blocks": ["vllm.no_cache_blocks"],
+    "vllm_no_cuda_gpus": ["vllm.no_device"],
+    "vllm_no_device_infer": ["vllm.no_device"],
     "vllm_no_gpu_on_node": ["vllm.no_gpu_on_node"],
     "vllm_placement_group_gpus": ["vllm.placement_group_gpus"],
     "vllm_placement_group_waiting": ["vllm.placement_group_waiting"],
@@ -129,12 +179,17 @@ EXPECTED = {
     "vllm_quantization_scheme_unsupported": ["vllm.quantization_unsupported"],
     "vllm_quantization_unsupported": ["vllm.quantization_unsupported"],
     "vllm_ray_driver_no_gpu": ["vllm.ray_driver_no_gpu"],
+    "vllm_serve_given_twice": ["vllm.unrecognized_arguments"],
     "vllm_startup_free_memory": ["vllm.startup_free_memory"],
     "vllm_startup_free_memory_nodev": ["vllm.engine_core_died", "vllm.startup_free_memory"],
     "vllm_tp_exceeds_gpus_warning": ["vllm.tp_exceeds_gpus"],
+    "vllm_tp_heads_divisible": ["vllm.tp_heads_divisible"],
+    "vllm_tp_heads_divisible_28": ["vllm.tp_heads_divisible"],
     "vllm_undefined_symbol": ["vllm.binary_mismatch"],
     "vllm_unrecognized_arguments": ["vllm.unrecognized_arguments"],
     "vllm_unsupported_architecture": ["vllm.unsupported_architecture"],
+    "vllm_worker_proc_died": ["vllm.worker_proc_died"],
+    "vllm_worker_proc_died_compose": ["vllm.engine_core_died", "vllm.worker_proc_died"],
     "vllm_world_size_local_gpus": ["vllm.local_world_size"],
     "xid_13_109": ["driver.xid"],
     "xid_79": ["driver.xid"],
@@ -250,6 +305,33 @@ def test_real_samples_are_named(name):
             {"client_version": "535.54.03", "kernel_version": "530.30.02"},
         ),
         ("xid_79", "driver.xid", {"xid": 79, "xid_name": "GPU has fallen off the bus"}),
+        ("vllm_invalid_choice", "vllm.invalid_choice", {"option": "--tool-call-parser", "choice": "glm45"}),
+        (
+            "vllm_max_len_over_model_positions",
+            "vllm.max_len_over_model",
+            {"max_len": 131072, "derived_key": "max_position_embeddings", "derived_len": 32768},
+        ),
+        ("vllm_tp_heads_divisible_28", "vllm.tp_heads_divisible", {"heads": 28, "tp": 8}),
+        ("hub_bad_repo_id", "hub.bad_repo_id", {"model": "/models/"}),
+        ("nccl_shm_no_space", "nccl.shm_too_small", {"segment": "/dev/shm/nccl-WU88OE", "size": 9637888}),
+        ("nccl_system_error", "nccl.system_error", {"nccl_version": "2.19.3"}),
+        ("torch_rendezvous_timeout", "torch.rendezvous_timeout", {"timeout": "1800s", "port": 48391}),
+        ("docker_executable_not_found", "docker.executable_not_found", {"program": "db:create"}),
+        ("docker_executable_not_found_runc", "docker.executable_not_found", {"program": "--"}),
+        (
+            "docker_daemon_permission_denied",
+            "docker.daemon_unreachable",
+            {"socket": "unix:///var/run/docker.sock"},
+        ),
+        ("nvrm_rm_init_failed", "driver.rm_init_failed", {"pci": "0000:98:00.0", "code": "0x62:0x65:1792"}),
+        ("nvrm_rm_init_failed_legacy", "driver.rm_init_failed", {"code": "0x26:0xffff:1375"}),
+        (
+            "ray_unschedulable_placement",
+            "ray.unschedulable_resources",
+            {"request": "{'node:172.16.10.33': 0.001, 'GPU': 1.0}"},
+        ),
+        ("nccl_ib_async_port_error", "nccl.ib_async_event", {"event": "port error"}),
+        ("vllm_worker_proc_died", "vllm.worker_proc_died", {"worker": "VllmWorker-1"}),
         (
             "torch_gb10_capability_notice",
             "cuda.capability_notice",
@@ -302,6 +384,46 @@ HEALTHY = [
 @pytest.mark.parametrize("rel", HEALTHY)
 def test_healthy_logs_name_no_failure(rel):
     assert [f.id for f in scan((DATA / rel).read_text()) if f.severity != "info"] == []
+
+
+# Entries that a format reader of diagnose produces (no line patterns): the real outputs in
+# tests/data/formats that show each. link.down has none yet (no public `ethtool` output with
+# `Link detected: no` whose thread could be cited was found): it is the one reader entry left.
+READER_SAMPLES = {
+    "link.speed_below_rate": "ethtool-below-rate-istoreos1293.txt",
+    "link.driver_firmware": "ethtool-i-mlx5-ethq8.txt",
+}
+READER_WITHOUT_SAMPLE = {"link.down"}
+NOT_RECOGNISED = DATA / "not_recognised"
+
+
+def test_every_entry_matches_a_real_sample_of_its_own():
+    """No entry whose wording was guessed: each pattern entry names at least one real sample, and
+    each reader entry is produced from a real output. spark-tui's own exit line is matched as
+    launch.py writes it."""
+    from spark_tui import diagnose
+    from spark_tui.core.launch import SERVE_EXIT
+
+    named = {f.id for p in SAMPLES.glob("*.log") for f in scan(p.read_text())}
+    named |= {f.id for f in scan(f"{SERVE_EXIT} 1")}
+    for ident, name in READER_SAMPLES.items():
+        found = diagnose.analyse((DATA / "formats" / name).read_text())["findings"]
+        if any(f["id"] == ident for f in found):
+            named.add(ident)
+    readers = {e.id for e in table().entries if e.reader}
+    assert readers - READER_WITHOUT_SAMPLE <= named
+    assert {e.id for e in table().entries if not e.reader} - named == set()
+
+
+def test_real_lines_that_are_no_failure_stay_not_recognised():
+    """Real lines near a known failure's wording (a retry vLLM logs for a local folder that then
+    loads, an NCCL attach error that is not the shm-size one, a healthy ConnectX probe, a torch
+    connect retry) match nothing: no near match."""
+    logs = sorted(NOT_RECOGNISED.glob("*.log"))
+    assert len(logs) >= 5
+    for p in logs:
+        assert p.with_suffix(".source").read_text().startswith("https://github.com/"), p.name
+        assert [f.id for f in scan(p.read_text())] == [], p.name
 
 
 def test_every_family_has_real_samples():
@@ -379,3 +501,41 @@ def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(cap
     _event_printer(True, Mask())(event)
     line = json.loads(capsys.readouterr().out)
     assert line["event"] == "Diagnosis" and line["figures"] == {"model": "***/Llama-2-7b", "status": 401}
+
+
+def test_a_workers_oom_is_one_text_whichever_path_names_it():
+    """A Ray worker's OOM reaches the head's log under the worker's prefix. The knowledge base
+    (reading every line) and the launch's attribution (vLLM's failing rank) can each name it
+    first: both give the same text, for the worker, saying it was read in the head's log."""
+    from spark_tui.core.failure_watch import FailureWatch, cause_text
+    from spark_tui.parsers.vllm import VllmParser
+
+    prefix = "(RayWorkerWrapper pid=4242, ip=10.231.7.13) "
+    lines = [
+        prefix + "ERROR 12-03 10:00:00 [worker_base.py:620] Error executing method "
+        "'determine_available_memory'. This might cause deadlock in distributed execution.",
+        prefix + "Traceback (most recent call last):",
+        prefix + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.44 GiB. GPU 0 has a "
+        "total capacity of 119.70 GiB of which 1.38 GiB is free.",
+    ]
+    by_kb = FailureWatch(lambda e: None).feed("spark-1", lines)
+    assert by_kb is not None
+    by_kb.node = "spark-3"  # the launch places it by the prefix's address
+    parser = VllmParser()
+    for line in lines:
+        parser.feed(line)
+    failed = parser.summary.failure()
+    assert failed is not None and failed[1] == "10.231.7.13"
+    by_rank = FailureWatch(lambda e: None).line_cause(failed[0], "spark-3", "spark-1")
+    assert by_rank == cause_text(by_kb, read_in="spark-1")
+    assert by_rank.startswith(
+        "spark-3: CUDA out of memory: tried 28.44 GiB with 1.38 GiB free of 119.7 GiB "
+        "(ip=10.231.7.13, read in spark-1's log). Fix: Lower --gpu-memory-utilization"
+    ), by_rank
+    # The driver's copy of the exception (no prefix) names the worker by the rank's address.
+    driver = "(EngineCore_DP0 pid=7) " + lines[2].removeprefix(prefix)
+    (copy,) = FailureWatch(lambda e: None).matcher.match(driver)
+    copy.node = "spark-3"
+    assert (
+        cause_text(copy, read_in="spark-1", origin=failed[1]).split(" Fix: ")[0] == by_rank.split(" Fix: ")[0]
+    )

@@ -30,8 +30,10 @@ def test_a_worker_whose_kv_cache_is_too_small_is_named_with_both_figures(cluster
     failed, named, took = _failed_up(
         cluster, tmp_path, f"log:vllm_max_len_over_kv_cache@{worker}", executor="native"
     )
-    assert failed.cause.startswith(f"{worker}: container exited with code 1: "), failed.cause
-    assert "max model length 29000 does not fit the KV cache (23648 tokens)" in failed.cause
+    # The same words whether the worker's log was read while it ran or after its container exited
+    assert failed.cause.startswith(
+        f"{worker}: max model length 29000 does not fit the KV cache (23648 tokens). Fix: "
+    ), failed.cause
     assert "Fix: Set --max-model-len 23648 or less" in failed.cause
     d = next(d for d in named if d.id == "vllm.max_len_over_kv_cache")
     assert d.node == worker and d.figures == {"max_len": 29000, "kv_tokens": 23648}
@@ -67,3 +69,26 @@ def test_an_unknown_failure_still_ends_with_the_exit_and_its_line(cluster, tmp_p
     failed, named, _ = _failed_up(cluster, tmp_path, "log:no_such_sample", executor="native")
     assert named == []
     assert "container exited with code 1" in failed.cause and "Fix:" not in failed.cause, failed.cause
+
+
+def test_a_ray_version_mismatch_on_the_head_is_named_with_both_versions(cluster, tmp_path):
+    """vLLM's driver on the Ray head joins a cluster started by another Ray: Ray's own
+    'Version mismatch' lines name both versions; up names the node, both figures and the fix."""
+    head = cluster.nodes[0].name
+    failed, named, _ = _failed_up(cluster, tmp_path, "log:ray_version_mismatch", executor="ray")
+    assert failed.cause.startswith(f"{head}: "), failed.cause
+    assert "Ray 2.42.0 / Python 3.9.21 here, 2.12.0 / 3.11.11 on the head" in failed.cause
+    assert "Fix: Run the same image on every node" in failed.cause
+    d = next(d for d in named if d.id == "ray.version_mismatch")
+    assert d.node == head and d.figures["node_ray"] == "2.42.0" and d.figures["cluster_ray"] == "2.12.0"
+
+
+def test_an_nvml_driver_library_mismatch_on_a_worker_is_named_for_that_worker(cluster, tmp_path):
+    """A worker whose kernel module and NVIDIA libraries differ (a driver update without a reboot):
+    NVML's own lines, named for that worker with the library version and the reboot fix."""
+    worker = cluster.nodes[1].name
+    failed, named, _ = _failed_up(cluster, tmp_path, f"log:nvml_version_mismatch@{worker}", executor="native")
+    assert failed.cause.startswith(f"{worker}: "), failed.cause
+    assert "NVIDIA driver and library differ (library 570.124)" in failed.cause
+    assert "Fix: Reboot the node" in failed.cause
+    assert [(d.node, d.id) for d in named] == [(worker, "driver.nvml_mismatch")]

@@ -12,6 +12,7 @@ from typing import Any
 
 from spark_tui.core.events import Diagnosis
 from spark_tui.knowledge import Finding, Matcher, Watch
+from spark_tui.parsers.ray_lines import origin_ip
 
 
 def diagnosis(f: Finding) -> Diagnosis:
@@ -28,10 +29,21 @@ def diagnosis(f: Finding) -> Diagnosis:
     )
 
 
-def cause_text(f: Finding, how: str = "") -> str:
-    """The Failed cause: node, what happened, the fix, and the line it was read from."""
-    head = f"{f.node}: " + (f"container {how}: " if how else "")
-    return f"{head}{f.title}. Fix: {f.fix} (log: {f.line[:240]})"
+def cause_text(f: Finding, how: str = "", read_in: str = "", origin: str = "") -> str:
+    """The Failed cause: node, what happened, the fix, the line it was read from, and how the
+    container ended when it had (`how`). A line read in another node's log (a Ray worker's,
+    which reaches the head's log under its actor prefix) says so, with the worker's address (the
+    line's prefix, else `origin`: the driver's copy of a worker's exception has no prefix of its
+    own): the same words whether the knowledge base or the launch's reading of vLLM's failure
+    named it first."""
+    where = ""
+    if read_in and read_in != f.node:
+        ip = origin_ip(f.line) or origin
+        where = f" ({f'ip={ip}, ' if ip else ''}read in {read_in}'s log)"
+    # The container's end comes last: the cause reads the same whether the log was read while
+    # the container ran or after it had exited.
+    ended = f"; container {how}" if how else ""
+    return f"{f.node}: {f.title}{where}. Fix: {f.fix} (log: {f.line[:240]}){ended}"
 
 
 class FailureWatch:
@@ -56,6 +68,15 @@ class FailureWatch:
             if f.severity in ("error", "warn"):
                 self.emit(diagnosis(f))
         return self.cause(node) if any(f.severity == "error" for f in new) else None
+
+    def line_cause(self, line: str, node: str, read_in: str, origin: str = "") -> str | None:
+        """The cause text for one failure line the launch picked itself (vLLM's failing rank),
+        when the table knows it as a primary error: named for `node`, read in `read_in`'s log."""
+        found = [f for f in self.matcher.match(line) if f.severity == "error" and not f.secondary]
+        if not found:
+            return None
+        found[0].node = node
+        return cause_text(found[0], read_in=read_in, origin=origin)
 
     def cause(self, node: str) -> Finding | None:
         """The node's primary error, if its lines named one."""

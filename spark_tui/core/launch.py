@@ -44,6 +44,7 @@ from spark_tui.errors import LaunchError
 from spark_tui.parsers.nccl import NcclParser, NcclSummary
 from spark_tui.parsers.vllm import (
     GCS_UNREACHABLE,
+    NAMED_ERROR,
     RAY_NODE_REGISTERED,
     VllmParser,
     VllmSummary,
@@ -57,6 +58,9 @@ Emit = Callable[[Any], object]  # takes the events of core/events.py
 SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's log when it ends (Ray)
 # Seconds between HTTP readiness probes before the log says the server started.
 ASK_WITHOUT_HINT = 5.0
+# Seconds an error line that names no exception yet (vLLM's "Error executing method ...") waits
+# for the traceback's last line, which says what failed (a Ray worker's lines arrive in bursts).
+ERROR_SETTLE = 2.0
 # The line of an exited container's log that says why it exited.
 EXIT_REASON = re.compile(r": error: |Error\b|error:|not found|No such file|Killed|denied", re.I)
 
@@ -121,6 +125,7 @@ class Launch:
         self.snaps: list[NodeSnapshot] = []
         # Every log line read goes through the failure knowledge base: a named error ends the launch.
         self.kb = FailureWatch(self.emit)
+        self._error_seen: float | None = None  # when vLLM's first unnamed error line was read
 
     def _stage(
         self,
@@ -269,6 +274,10 @@ class Launch:
             self.kb.feed(node, tail)
             named = self.kb.cause(node)
             if named is not None:
+                origin = self._node_of(named.line)
+                if origin and origin != node:  # a Ray worker's line, read in this node's log
+                    named.node = origin
+                    raise LaunchError(f"{cause_text(named, read_in=node)}; {node}: container {how}", lines)
                 raise LaunchError(cause_text(named, how), lines)
             # The line that says why, quoted as the program printed it (argparse, a Python error).
             why = ray_version_mismatch(lines) or next(
@@ -504,7 +513,9 @@ class Launch:
                 named.node = (
                     self._node_of(named.line) or self._rank_node(vllm_p.summary, head.name) or named.node
                 )
-                raise LaunchError(cause_text(named), list(recent))
+                rank = vllm_p.summary.failure()
+                origin = rank[1] if rank else ""
+                raise LaunchError(cause_text(named, read_in=head.name, origin=origin), list(recent))
             nonlocal others_due
             if others and now >= others_due:
                 others_due = now + 1.0
@@ -525,7 +536,8 @@ class Launch:
                 self.emit(NcclNet(net.node, net.level, net.text()))
             s, v = nccl.summary, vllm_p.summary
             if v.oom or v.tp_exceeds or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
-                raise LaunchError(self._vllm_failed(v, head.name), list(recent))
+                if self._settled(v, now):
+                    raise LaunchError(self._vllm_failed(v, head.name), list(recent))
             if exited:
                 raise LaunchError(self._vllm_failed(v, head.name, exited), list(recent))
             if s.init_start and s.init_complete < s.init_start:
@@ -578,14 +590,29 @@ class Launch:
         node = node_of(self.config, found[1], log_node, self.snaps) if found else log_node
         return node if node != log_node else None
 
+    def _settled(self, v: VllmSummary, now: float) -> bool:
+        """Whether vLLM's failure can be named now: an out-of-memory line or a named exception can;
+        an error line that names none yet waits up to ERROR_SETTLE s for the line that does, so the
+        cause does not depend on where a poll cut the worker's burst of lines."""
+        found = v.failure()
+        if v.oom or v.tp_exceeds or (found and NAMED_ERROR.search(found[0])):
+            return True
+        if self._error_seen is None:
+            self._error_seen = now
+        return now - self._error_seen >= ERROR_SETTLE
+
     def _vllm_failed(self, v: VllmSummary, log_node: str, exited: str = "") -> str:
         """Why vLLM failed, named for the node whose rank raised it: a Ray worker's lines arrive
-        in the head's log, and their prefix (or RayTaskError) gives the worker's address."""
+        in the head's log, and their prefix (or RayTaskError) gives the worker's address. A line
+        the knowledge base knows is told in its words (as when it names the line itself)."""
         line, origin = v.failure() or ("", "")
         node = node_of(self.config, origin, log_node, self.snaps)
         said = f": {line[:200]}" if line else ""
         if node == log_node:
             return f"{log_node}: {exited or 'vLLM failed'}{said}"
+        known = self.kb.line_cause(line, node, log_node, origin)
+        if known is not None:
+            return known + (f"; {log_node}: {exited}" if exited else "")
         where = f"(ip={origin}, read in {log_node}'s log)"
         return f"{node}: vLLM failed on {node}'s rank {where}{said}" + (
             f"; {log_node}: {exited}" if exited else ""
