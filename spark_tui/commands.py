@@ -9,6 +9,7 @@ import sys
 from spark_tui import paths
 from spark_tui.bench_command import cmd_bench  # noqa: F401 (dispatched by name)
 from spark_tui.settings.flags import load_config
+from spark_tui.upgrade_command import cmd_upgrade  # noqa: F401 (dispatched by name)
 
 
 def _masked(data, redactor):
