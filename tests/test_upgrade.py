@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -18,20 +17,21 @@ import pytest
 
 from spark_tui.core.bench_store import Store, upgrades
 from tests.cluster import cluster as tc
+from tests.test_image_facts import hf_cache
 
 pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parent.parent
-# The stand-in's default speed is 50 tokens/s per request: the known-good image (tc.IMAGE) serves so.
-FAST = "spark-test/vllm:fast"  # 100 tokens/s: kept
-SLOW = "spark-test/vllm:slow"  # 25 tokens/s, first token later: a regression, rolled back
-CRASH = "spark-test/vllm:crash"  # `vllm serve` exits at start: refused at launch
-BENCH = ["--concurrency", "1", "--prompt-tokens", "8", "--output-tokens", "12", "--requests", "3"]
-
-
-def _derived(cluster, nodes, ref: str, **env: str) -> None:
-    for node in nodes:
-        cluster.import_image(node, ref, env=env)
+# The stand-in's default speed is 50 tokens/s per request, first token after 50 ms: the
+# known-good image (tc.IMAGE) serves so. The candidates differ by far more than the thresholds
+# (decode -10%, TTFT p95 +20%), so a loaded machine's noise never decides a verdict.
+FAST = "spark-test/vllm:fast"  # 200 tokens/s, first token after 10 ms: kept
+SLOW = "spark-test/vllm:slow"  # 8 tokens/s, first token after 1.5 s: rolled back
+CRASH = "spark-test/vllm:crash"  # `vllm serve` crashes at start: refused at launch
+LOADING = "spark-test/vllm:loading"  # its shards load slowly: still loading when Ctrl-C comes
+OLD = tc.IMAGES["ngc-25.10"].ref  # vLLM 0.10.2, which does not know the model: refused at check
+NEW_ARCH = "Qwen3VLMoeForConditionalGeneration"  # the model's architecture (since vLLM 0.11)
+BENCH = ["--concurrency", "1", "--prompt-tokens", "8", "--output-tokens", "12", "--requests", "2"]
 
 
 def _running_image(cluster, node) -> str:
@@ -46,11 +46,6 @@ def _serves(node) -> bool:
         return False
 
 
-def _up(run_cli, path: str) -> None:
-    code, out, err = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS)
-    assert code == 0, out + err
-
-
 def _record(db: Path):
     store = Store(db)
     try:
@@ -59,43 +54,63 @@ def _record(db: Path):
         store.close()
 
 
-def test_a_faster_candidate_is_synced_checked_and_kept(cluster, tmp_path, run_cli):
-    """Two nodes: the candidate exists only on the head; upgrade copies it to the worker, checks,
-    swaps and keeps it; the outcome and both bench runs are in the database."""
-    head, worker = cluster.nodes[:2]
-    _derived(cluster, [head], FAST, SPARK_TEST_TOKENS_PER_S="100")
-    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
-    _up(run_cli, path)
-    db = tmp_path / "bench.sqlite"
-    code, out, err = run_cli("upgrade", FAST, "--cluster", path, *tc.SANDBOX_FLAGS, *BENCH, "--db", str(db))
+@pytest.fixture(scope="module")
+def solo(test_cluster, tmp_path_factory):
+    """One node serving the known-good image (executor solo), shared by the tests of one verdict
+    each: every upgrade must leave the known-good serving, so the next test starts from it (a
+    test that finds anything else brings it up again). The model's config.json is in a
+    Hugging Face cache mounted as the containers' (a visible setting), so check can tell
+    whether an image's vLLM knows its architecture; one results database for all (the
+    known-good's bench run is measured by the first test and reused as recent by the others)."""
+    cluster = test_cluster.cluster
+    head = cluster.nodes[0]
+    work = tmp_path_factory.mktemp("upgrade")
+    hf = hf_cache(work, "test/tiny-model", [NEW_ARCH])
+    images = {
+        FAST: {"SPARK_TEST_TOKENS_PER_S": "200", "SPARK_TEST_FIRST_TOKEN_S": "0.01"},
+        SLOW: {"SPARK_TEST_TOKENS_PER_S": "8", "SPARK_TEST_FIRST_TOKEN_S": "1.5"},
+        CRASH: {"SPARK_TEST_FAIL": "crash"},
+        LOADING: {"SPARK_TEST_SHARD_DELAY": "5"},
+    }
+    for ref, env in images.items():
+        cluster.import_image(head, ref, env=env)
+    cluster.import_image(head, OLD, profile="ngc-25.10")
+    path = cluster.cluster_file(1, work / "c1.yaml")
+    flags = ["--cluster", path, *tc.SANDBOX_FLAGS, "--volumes", f"{hf}:/root/.cache/huggingface"]
+    yield cluster, head, flags, work / "bench.sqlite"
+    cluster.remove_all_containers(head)
+    for ref in (*images, OLD):
+        cluster.docker(head, "rmi", "-f", ref, check=False)
+
+
+def _known_good(solo, run_cli) -> None:
+    cluster, head, flags, _ = solo
+    if _running_image(cluster, head) == tc.IMAGE and _serves(head):
+        return
+    cluster.remove_all_containers(head)
+    code, out, err = run_cli("up", *flags)
     assert code == 0, out + err
-    assert f"KEPT: {FAST} served as well as {tc.IMAGE}" in out
-    assert "upgrade    sync       done" in out and "upgrade    check      done" in out
-    assert f"{FAST}: verified" in out  # the worker got it node to node
-    assert _running_image(cluster, head) == FAST and _running_image(cluster, worker) == FAST
-    assert _serves(head)
-    up, runs = _record(db)
-    assert up.verdict == "kept" and up.candidate == FAST and up.known_good == tc.IMAGE
-    before, after = runs[up.before_run], runs[up.after_run]
-    assert before.provenance["image"] == tc.IMAGE and after.provenance["image"] == FAST
-    assert after.levels[0]["request_tps_p50"] > before.levels[0]["request_tps_p50"] * 1.3
 
 
-def test_a_slower_candidate_is_rolled_back_with_its_figures(cluster, tmp_path, run_cli):
-    (head,) = cluster.nodes[:1]
-    _derived(cluster, [head], SLOW, SPARK_TEST_TOKENS_PER_S="25", SPARK_TEST_FIRST_TOKEN_S="0.2")
-    path = cluster.cluster_file(1, tmp_path / "c1.yaml")
-    _up(run_cli, path)
-    db = tmp_path / "bench.sqlite"
-    code, out, err = run_cli("upgrade", SLOW, "--cluster", path, *tc.SANDBOX_FLAGS, *BENCH, "--db", str(db))
+def _upgrade(solo, run_cli, image: str):
+    _, _, flags, db = solo
+    return run_cli("upgrade", image, *flags, *BENCH, "--db", str(db))
+
+
+def test_a_slower_candidate_is_rolled_back_with_its_figures(solo, run_cli):
+    cluster, head, _, db = solo
+    _known_good(solo, run_cli)
+    code, out, err = _upgrade(solo, run_cli, SLOW)
     assert code == 1, out + err
+    assert "upgrade    known-good done spark-test/vllm:latest, bench run " in out
     line = next(line for line in out.splitlines() if line.startswith("ROLLED BACK: "))
     assert f"{SLOW} regressed against {tc.IMAGE}: c=1: decode " in line
     assert "limit -10%" in line and "TTFT p95" in line and "limit +20%" in line
-    assert f"{tc.IMAGE} relaunched and serving" in line
+    assert line.endswith(f"{tc.IMAGE} relaunched and serving")
     assert _running_image(cluster, head) == tc.IMAGE and _serves(head)
     up, runs = _record(db)
-    assert up.verdict == "rolled back" and "decode" in up.reason
+    assert up.verdict == "rolled back" and up.reason == line.removeprefix("ROLLED BACK: ")
+    assert runs[up.before_run].provenance["image"] == tc.IMAGE
     assert runs[up.after_run].provenance["image"] == SLOW
     # The figures in the reason are the recorded runs' own.
     before = runs[up.before_run].levels[0]["request_tps_p50"]
@@ -103,33 +118,28 @@ def test_a_slower_candidate_is_rolled_back_with_its_figures(cluster, tmp_path, r
     assert f"decode {before:.1f} -> {after:.1f} tok/s" in line
 
 
-def test_a_candidate_failing_its_check_is_refused_untouched(cluster, tmp_path, run_cli):
-    """The image without Ray, for executor ray (two nodes): refused before the teardown; the
+def test_a_candidate_failing_its_check_is_refused_untouched(solo, run_cli):
+    """vLLM 0.10.2 does not know the model's architecture: refused before the teardown; the
     known-good container is the very same one, never restarted."""
-    head, worker = cluster.nodes[:2]
-    noray = tc.IMAGES["noray"].ref
-    for node in (head, worker):
-        cluster.import_image(node, noray, profile="noray")
-    path = cluster.cluster_file(2, tmp_path / "c2.yaml")
-    _up(run_cli, path)
+    cluster, head, _, db = solo
+    _known_good(solo, run_cli)
     before = cluster.docker(head, "ps", "-q").stdout.split()
-    db = tmp_path / "bench.sqlite"
-    code, out, err = run_cli("upgrade", noray, "--cluster", path, *tc.SANDBOX_FLAGS, *BENCH, "--db", str(db))
+    code, out, err = _upgrade(solo, run_cli, OLD)
     assert code == 1, out + err
-    assert f"REFUSED: {noray} failed its check: cluster image.ray: {noray} has no Ray" in out
-    assert "upgrade    teardown" not in out
+    assert (
+        f"upgrade    check      failed {head.name} model.architecture: test/tiny-model is {NEW_ARCH}" in out
+    )
+    assert f"REFUSED: {OLD} failed its check: {head.name} model.architecture: " in out
+    assert "upgrade    teardown" not in out and "bench run " in out and "(recent)" in out
     assert cluster.docker(head, "ps", "-q").stdout.split() == before and _serves(head)
     up, _ = _record(db)
     assert up.verdict == "refused" and up.after_run is None and up.before_run is not None
 
 
-def test_a_candidate_failing_its_launch_is_refused_and_the_known_good_relaunched(cluster, tmp_path, run_cli):
-    (head,) = cluster.nodes[:1]
-    _derived(cluster, [head], CRASH, SPARK_TEST_FAIL="crash")
-    path = cluster.cluster_file(1, tmp_path / "c1.yaml")
-    _up(run_cli, path)
-    db = tmp_path / "bench.sqlite"
-    code, out, err = run_cli("upgrade", CRASH, "--cluster", path, *tc.SANDBOX_FLAGS, *BENCH, "--db", str(db))
+def test_a_candidate_failing_its_launch_is_refused_and_the_known_good_relaunched(solo, run_cli):
+    cluster, head, _, db = solo
+    _known_good(solo, run_cli)
+    code, out, err = _upgrade(solo, run_cli, CRASH)
     assert code == 1, out + err
     assert "FAILED: " in out  # the launch's own cause, from the candidate's log
     assert f"REFUSED: {CRASH} failed to launch" in out and f"{tc.IMAGE} relaunched and serving" in out
@@ -138,47 +148,66 @@ def test_a_candidate_failing_its_launch_is_refused_and_the_known_good_relaunched
     assert up.verdict == "refused" and up.after_run is None
 
 
-def test_ctrl_c_mid_way_leaves_the_known_good_running(cluster, tmp_path, clean_env):
-    """SIGINT (Ctrl-C) while the candidate loads: its containers go, the known-good comes back."""
-    (head,) = cluster.nodes[:1]
-    # Slow shards: the candidate is still loading when the signal comes.
-    _derived(cluster, [head], FAST, SPARK_TEST_TOKENS_PER_S="100", SPARK_TEST_SHARD_DELAY="5")
-    path = cluster.cluster_file(1, tmp_path / "c1.yaml")
+def test_ctrl_c_mid_way_leaves_the_known_good_running(solo, run_cli):
+    """SIGINT (Ctrl-C) while the candidate loads: its container goes, the known-good comes back."""
+    cluster, head, flags, db = solo
+    _known_good(solo, run_cli)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    up = subprocess.run(
-        [sys.executable, "-m", "spark_tui", "up", "--cluster", path, *tc.SANDBOX_FLAGS],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert up.returncode == 0, up.stdout + up.stderr
-    db = tmp_path / "bench.sqlite"
-    argv = [sys.executable, "-m", "spark_tui", "upgrade", FAST, "--cluster", path, *tc.SANDBOX_FLAGS]
-    proc = subprocess.Popen(
-        [*argv, *BENCH, "--db", str(db)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    argv = [sys.executable, "-m", "spark_tui", "upgrade", LOADING, *flags, *BENCH, "--db", str(db)]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:
         seen.append(line)
-        if "upgrade    launch     started" in line:
-            time.sleep(1.0)  # the candidate's container is up and loading
+        if "container  done" in line:  # the candidate's container runs and loads its shards
             proc.send_signal(signal.SIGINT)
             break
-    rest, _ = proc.communicate(timeout=180)
+    rest, _ = proc.communicate(timeout=300)
     out = "".join(seen) + rest
     assert proc.returncode == 130, out
-    assert "INTERRUPTED: interrupted; " + f"{tc.IMAGE} relaunched and serving" in out
+    assert f"INTERRUPTED: interrupted; {tc.IMAGE} relaunched and serving" in out
     assert _running_image(cluster, head) == tc.IMAGE and _serves(head)
     with sqlite3.connect(db) as conn:
-        verdict, details = conn.execute("SELECT verdict, details FROM upgrades").fetchone()
+        verdict, details = conn.execute("SELECT verdict, details FROM upgrades ORDER BY id DESC").fetchone()
     assert verdict == "interrupted" and json.loads(details)["serving"] == tc.IMAGE
 
 
-def test_a_corrupt_database_is_one_line_exit_2(cluster, tmp_path, run_cli):
-    path = cluster.cluster_file(1, tmp_path / "c1.yaml")
+def test_a_faster_candidate_is_synced_checked_and_kept(cluster, tmp_path, run_cli):
+    """Two nodes (executor native): the candidate is only on the head; upgrade copies it to the
+    worker node to node, checks, swaps and keeps it; the outcome and both runs are recorded."""
+    head, worker = cluster.nodes[:2]
+    cluster.import_image(
+        head, FAST, env={"SPARK_TEST_TOKENS_PER_S": "200", "SPARK_TEST_FIRST_TOKEN_S": "0.01"}
+    )
+    flags = [
+        "--cluster",
+        cluster.cluster_file(2, tmp_path / "c2.yaml"),
+        *tc.SANDBOX_FLAGS,
+        "--executor",
+        "native",
+    ]
+    code, out, err = run_cli("up", *flags)
+    assert code == 0, out + err
+    db = tmp_path / "bench.sqlite"
+    code, out, err = run_cli("upgrade", FAST, *flags, *BENCH, "--db", str(db))
+    assert code == 0, out + err
+    assert f"KEPT: {FAST} served as well as {tc.IMAGE}" in out
+    assert f"{FAST}: verified, 3 layers as on {head.name}" in out  # the worker got it from the head
+    assert "upgrade    check      done" in out
+    assert _running_image(cluster, head) == FAST and _running_image(cluster, worker) == FAST
+    assert _serves(head)
+    up, runs = _record(db)
+    assert up.verdict == "kept" and up.candidate == FAST and up.known_good == tc.IMAGE
+    before, after = runs[up.before_run], runs[up.after_run]
+    assert before.provenance["image"] == tc.IMAGE and after.provenance["image"] == FAST
+    assert after.levels[0]["request_tps_p50"] > before.levels[0]["request_tps_p50"]
+    cluster.docker(worker, "rmi", "-f", FAST)
+    cluster.docker(head, "rmi", "-f", FAST)
+
+
+def test_a_corrupt_database_is_one_line_exit_2(tmp_path, run_cli):
     db = tmp_path / "bench.sqlite"
     db.write_bytes(b"this is not a database" * 100)
-    code, out, err = run_cli("upgrade", FAST, "--cluster", path, "--db", str(db))
+    code, out, err = run_cli("upgrade", FAST, "--db", str(db))
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "file is not a database" in err and str(db) in err

@@ -50,9 +50,11 @@ StepName = Literal["known-good", "sync", "check", "teardown", "launch", "bench",
 StepStatus = Literal["started", "done", "failed", "skipped"]
 Verdict = Literal["kept", "rolled back", "refused", "interrupted", "failed"]
 SOURCE = "spark-tui upgrade IMAGE"  # where the candidate's image value came from (its provenance)
-# Check rows that are the running known-good deployment itself, not a fault of the candidate:
-# its container holds the name and the ports until the teardown. memory.fit is recomputed.
-HELD_BY_KNOWN_GOOD = ("container.absent", "port.vllm_port", "port.master_port", "memory.fit")
+# The check rows that judge the candidate (its image, the model on its vLLM, the memory it needs)
+# and the nodes it needs reachable. Other rows (the container name and ports the known-good holds
+# until the teardown, links and caches the known-good runs with) are not the candidate's to pass.
+GATES = ("image.", "model.architecture", "memory.fit", "ssh.reachable", "docker.engine")
+HELD_BY_KNOWN_GOOD = ("container.absent", "port.vllm_port", "port.master_port")
 
 
 @dataclass
@@ -249,7 +251,7 @@ class UpgradeRun:
         self.torn_down = True
         if not await teardown(self.known_good, self.nodes, self.emit):
             return await self._roll_back("refused", "the known-good deployment could not be torn down", [])
-        self.step("teardown", "done")
+        self.step("teardown", "done", f"{good} removed")
         self.step("launch", "started", self.candidate_image)
         if not await Launch(candidate, self.nodes, self.emit).run():
             return await self._roll_back(
@@ -330,7 +332,14 @@ class UpgradeRun:
         self.step("check", "started", self.candidate_image)
         results = await run_checks(candidate, self.nodes)
         results = [r for r in results if r.id != "memory.fit"] + await self._memory_fit(candidate)
-        failed = [r for r in results if r.status == "fail" and r.id not in HELD_BY_KNOWN_GOOD[:3]]
+        failed = [r for r in results if r.status == "fail" and r.id.startswith(GATES)]
+        others = sorted(
+            {
+                r.id
+                for r in results
+                if r.status == "fail" and not r.id.startswith(GATES) and r.id not in HELD_BY_KNOWN_GOOD
+            }
+        )
         if failed:
             for r in failed:
                 self.step("check", "failed", f"{r.node} {r.id}: {r.message}")
@@ -339,7 +348,16 @@ class UpgradeRun:
                 f"{self.candidate_image} failed its check: {first.node} {first.id}: {first.message}"
                 + (f" ({len(failed) - 1} more)" if len(failed) > 1 else "")
             )
-        self.step("check", "done", f"{len(results)} checks, none failed")
+        self.step(
+            "check",
+            "done",
+            f"{self.candidate_image}: image, executor, model architecture and memory fit pass"
+            + (
+                f" (also failing, not the candidate's: {', '.join(others)}; see spark-tui check)"
+                if others
+                else ""
+            ),
+        )
 
     async def _memory_fit(self, candidate: Config) -> list[CheckResult]:
         config, snaps = await with_detected(candidate, self.nodes)
