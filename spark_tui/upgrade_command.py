@@ -13,32 +13,6 @@ from spark_tui.bench_command import concurrency_levels
 from spark_tui.errors import ConfigError
 from spark_tui.settings.flags import load_config
 
-VERDICT_WORD = {
-    "kept": "KEPT",
-    "rolled back": "ROLLED BACK",
-    "refused": "REFUSED",
-    "interrupted": "INTERRUPTED",
-    "failed": "FAILED",
-}
-
-
-def upgrade_line(event, show) -> str | None:
-    """How an upgrade event reads as text (launch, sync and teardown events: commands._event_line)."""
-    from spark_tui.core.upgrade import UpgradeOutcome, UpgradeStep
-
-    if isinstance(event, UpgradeStep):
-        return f"[{event.elapsed:6.1f}s] upgrade    {event.step:<10} {event.status} {show(event.detail)}"
-    if isinstance(event, UpgradeOutcome):
-        lines = [f"{VERDICT_WORD[event.verdict]}: {show(event.reason)}"]
-        lines += [f"    {show(line)}" for line in event.figures]
-        runs = f"bench runs: known-good {event.before_run or '-'}, candidate {event.after_run or '-'}"
-        lines.append(
-            f"    {runs}; serving: {show(event.serving) or 'NOTHING'}"
-            + (f"; recorded as upgrade {event.record}" if event.record else "")
-        )
-        return "\n".join(lines)
-    return None
-
 
 def cmd_upgrade(args) -> int:
     import asyncio
@@ -50,7 +24,7 @@ def cmd_upgrade(args) -> int:
     from spark_tui.core.bench_store import Store, StoreError
     from spark_tui.core.nodes import Nodes
     from spark_tui.core.redact import Redactor
-    from spark_tui.core.upgrade import UpgradeOutcome, UpgradeRun
+    from spark_tui.core.upgrade import UpgradeOutcome, UpgradeRun, event_text
 
     if args.duration is not None and args.requests is not None:
         raise ConfigError("command line", "--duration and --requests exclude each other: give one")
@@ -83,7 +57,7 @@ def cmd_upgrade(args) -> int:
             fields = _masked(dataclasses.asdict(event), redactor)
             print(json.dumps({"event": type(event).__name__, **fields}), flush=True)
             return
-        line = upgrade_line(event, redactor.show) or _event_line(event, redactor.show)
+        line = event_text(event, redactor.show) or _event_line(event, redactor.show)
         if line is not None:
             print(line, flush=True)
 

@@ -216,3 +216,39 @@ def test_a_corrupt_database_is_one_line_exit_2(tmp_path, run_cli):
     code, out, err = run_cli("upgrade", FAST, "--db", str(db))
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "file is not a database" in err and str(db) in err
+
+
+def test_the_upgrade_key_opens_the_screen_and_shows_each_step_inert():
+    """`u` (the key registry's `upgrade`) opens the screen; an image typed and enter runs the
+    core's upgrade; its steps show as the CLI prints them, a node's markup as plain text."""
+    import asyncio
+
+    from spark_tui.ui.app import SparkApp
+    from spark_tui.ui.screens.upgrade import UpgradeScreen
+    from tests.frozen import FrozenCore, cluster_config
+
+    config, reconfigure = cluster_config(2)
+    core = FrozenCore(config, reconfigure)
+    app = SparkApp(core, live_refresh=False)
+
+    async def flow():
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press("u")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, UpgradeScreen)
+            await pilot.press(*"vllm:next", "enter")
+            for _ in range(50):
+                if "upgrade vllm:next" in core.calls and not app.screen.running:
+                    break
+                await pilot.pause(0.1)
+            log = app.screen.query_one("#upgrade-log")
+            text = "\n".join(line.text for line in log.lines)
+            await pilot.press("escape")
+            await pilot.pause(0.1)
+            return text, app.screen
+
+    text, after = asyncio.run(flow())
+    assert "upgrade    known-good done" in text and "bench run 7 (recent)" in text
+    assert "FAILED: spark-1: vLLM failed: [bold]boom[/bold]" in text
+    assert f"REFUSED: vllm:next failed to launch; {config['image']} relaunched and serving" in text
+    assert not isinstance(after, UpgradeScreen)

@@ -421,6 +421,39 @@ class UpgradeRun:
         return await self._roll_back("interrupted", "interrupted", [])
 
 
+VERDICT_WORD = {
+    "kept": "KEPT",
+    "rolled back": "ROLLED BACK",
+    "refused": "REFUSED",
+    "interrupted": "INTERRUPTED",
+    "failed": "FAILED",
+}
+
+
+def event_text(event: object, show: Callable[[str], str]) -> str | None:
+    """How an upgrade event reads (the CLI prints it, the cockpit's upgrade screen shows it);
+    `show` masks secrets and makes node text inert. None for events that are not the upgrade's."""
+    if isinstance(event, UpgradeStep):
+        return f"[{event.elapsed:6.1f}s] upgrade    {event.step:<10} {event.status} {show(event.detail)}"
+    if isinstance(event, UpgradeOutcome):
+        lines = [f"{VERDICT_WORD[event.verdict]}: {show(event.reason)}"]
+        lines += [f"    {show(line)}" for line in event.figures]
+        runs = f"bench runs: known-good {event.before_run or '-'}, candidate {event.after_run or '-'}"
+        lines.append(
+            f"    {runs}; serving: {show(event.serving) or 'NOTHING'}"
+            + (f"; recorded as upgrade {event.record}" if event.record else "")
+        )
+        return "\n".join(lines)
+    return None
+
+
+def default_params(config: Config) -> loadgen.Params:
+    """The bench load of `spark-tui upgrade` without flags (the cockpit's upgrade uses it too)."""
+    return bench_run.params_for(
+        config, concurrency=(1, 4), prompt_tokens=256, output_tokens=128, duration=10.0
+    )
+
+
 def _load_key(params: loadgen.Params) -> str:
     from spark_tui.core.bench_store import key_of
 
