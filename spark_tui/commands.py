@@ -9,7 +9,6 @@ import sys
 from spark_tui import paths
 from spark_tui.bench_command import cmd_bench  # noqa: F401 (dispatched by name)
 from spark_tui.settings.flags import load_config
-from spark_tui.upgrade_command import cmd_upgrade  # noqa: F401 (dispatched by name)
 
 
 def _masked(data, redactor):
@@ -388,6 +387,12 @@ def cmd_up(args) -> int:
         return asyncio.run(main())
     with bars:
         return asyncio.run(main())
+
+
+def cmd_upgrade(args) -> int:
+    from spark_tui.upgrade_command import run_upgrade
+
+    return run_upgrade(args, _event_line, _masked)
 
 
 def cmd_report(args) -> int:

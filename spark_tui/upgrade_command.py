@@ -14,12 +14,13 @@ from spark_tui.errors import ConfigError
 from spark_tui.settings.flags import load_config
 
 
-def cmd_upgrade(args) -> int:
+def run_upgrade(args, event_line, masked) -> int:
+    """`event_line` and `masked`: commands.py's text of launch, sync and teardown events and its
+    JSON masking (passed in: this module never imports commands.py, which dispatches here)."""
     import asyncio
     import os
     from pathlib import Path
 
-    from spark_tui.commands import _event_line, _masked
     from spark_tui.core import bench_run
     from spark_tui.core.bench_store import Store, StoreError
     from spark_tui.core.nodes import Nodes
@@ -54,10 +55,10 @@ def cmd_upgrade(args) -> int:
         import dataclasses
 
         if args.json:
-            fields = _masked(dataclasses.asdict(event), redactor)
+            fields = masked(dataclasses.asdict(event), redactor)
             print(json.dumps({"event": type(event).__name__, **fields}), flush=True)
             return
-        line = event_text(event, redactor.show) or _event_line(event, redactor.show)
+        line = event_text(event, redactor.show) or event_line(event, redactor.show)
         if line is not None:
             print(line, flush=True)
 
