@@ -252,3 +252,31 @@ def test_the_upgrade_key_opens_the_screen_and_shows_each_step_inert():
     assert "FAILED: spark-1: vLLM failed: [bold]boom[/bold]" in text
     assert f"REFUSED: vllm:next failed to launch; {config['image']} relaunched and serving" in text
     assert not isinstance(after, UpgradeScreen)
+
+
+def test_the_verdict_follows_the_thresholds_settings():
+    """judge() on recorded runs: the defaults roll back a 15% slower decode and a 25% later TTFT;
+    the upgrade.* settings move the lines; errors beyond upgrade.max_errors always count."""
+    from spark_tui.core.bench_store import Run
+    from spark_tui.core.upgrade import Thresholds, judge
+
+    def run(decode, ttft, errors=None):
+        level = {"concurrency": 4, "request_tps_p50": decode, "ttft_p95": ttft, "errors": errors or {}}
+        return Run(1, 0.0, "t", "s", "l", {}, {}, [level])
+
+    defaults = Thresholds(10.0, 20.0, 0)
+    before = run(40.0, 0.200)
+    assert judge(before, run(38.0, 0.230), defaults)[0] == []
+    regressions, figures = judge(before, run(34.0, 0.250), defaults)
+    assert regressions == [
+        "c=4: decode 40.0 -> 34.0 tok/s (-15.0%, limit -10%)",
+        "c=4: TTFT p95 200 -> 250 ms (+25.0%, limit +20%)",
+    ]
+    assert figures == [
+        "c=4: decode 40.0 -> 34.0 tok/s (-15.0%), TTFT p95 200 -> 250 ms (+25.0%), errors 0 -> 0"
+    ]
+    assert judge(before, run(34.0, 0.250), Thresholds(20.0, 30.0, 0))[0] == []
+    assert judge(before, run(50.0, 0.1, {"stalled": 2}), Thresholds(20.0, 30.0, 0))[0] == [
+        "2 failed request(s) (stalled 2; limit 0)"
+    ]
+    assert judge(before, run(50.0, 0.1, {"stalled": 2}), Thresholds(20.0, 30.0, 2))[0] == []

@@ -185,6 +185,8 @@ class UpgradeRun:
             outcome = await self._shielded(self._interrupted())
             self._finish(outcome)
             raise
+        except StoreError as exc:  # the results database went bad mid-way: still restore
+            outcome = await self._shielded(self._roll_back("failed", str(exc), []))
         except Exception as exc:  # a bug of ours or an answer nobody foresaw: still restore
             cause = f"internal error ({type(exc).__name__}: {str(exc)[:200]})"
             outcome = await self._shielded(self._roll_back("failed", cause, []))
