@@ -275,7 +275,9 @@ class UpgradeRun:
         self.step("verdict", "done", f"kept {self.candidate_image}")
         return self._outcome(
             "kept",
-            f"{self.candidate_image} served as well as {good} (thresholds upgrade.*)",
+            f"{self.candidate_image} served as well as {good} (thresholds upgrade.*); make it the "
+            f"configuration's image (`image: {self.candidate_image}` in the cluster file, or --image) "
+            "or `status` reports it as drift",
             figures,
             self.candidate_image,
         )
