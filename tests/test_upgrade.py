@@ -280,3 +280,18 @@ def test_the_verdict_follows_the_thresholds_settings():
         "2 failed request(s) (stalled 2; limit 0)"
     ]
     assert judge(before, run(50.0, 0.1, {"stalled": 2}), Thresholds(20.0, 30.0, 2))[0] == []
+
+
+def test_the_candidate_replaces_only_the_image_wherever_it_was_set(clean_env):
+    """The candidate configuration is the known-good one with the image replaced at the layer
+    that set it (a wizard edit sits above flags), its source named; everything else unchanged."""
+    from spark_tui.core.upgrade import SOURCE, candidate_config
+    from tests.frozen import cluster_config
+
+    config, reconfigure = cluster_config(2)
+    edited = reconfigure({"image": "vllm:edited", "vllm_port": 8001}, {})
+    candidate = candidate_config(edited, "vllm:next")
+    assert candidate["image"] == "vllm:next" and candidate["vllm_port"] == 8001
+    plain = candidate_config(config, "vllm:next")
+    assert plain["image"] == "vllm:next" and plain.values["image"].source.location == SOURCE
+    assert [n.name for n in plain.nodes] == [n.name for n in config.nodes]

@@ -90,7 +90,10 @@ def candidate_config(config: Config, image: str) -> Config:
     """The known-good configuration with only the image replaced, the new value's source named."""
     assert config.inputs is not None
     flags = {**config.inputs.flags, "image": (image, SOURCE)}
-    return resolve(dataclasses.replace(config.inputs, flags=flags))
+    interactive = dict(config.inputs.interactive)
+    if "image" in interactive:  # a wizard edit sits above flags: the candidate replaces it there
+        interactive["image"] = image
+    return resolve(dataclasses.replace(config.inputs, flags=flags, interactive=interactive))
 
 
 @dataclass(frozen=True)
