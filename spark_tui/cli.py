@@ -226,6 +226,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--db", metavar="FILE", help="results database (default $XDG_STATE_HOME/spark-tui/bench.sqlite)"
     )
+    p = command(
+        "upgrade",
+        "Try IMAGE in place of the running deployment's: record it as known-good (with a bench run), sync "
+        "IMAGE to every node, check it, tear down, launch IMAGE, bench it with the same load; keep it when "
+        "nothing regressed beyond the upgrade.* settings, else relaunch the known-good (also on Ctrl-C or "
+        "any failure). Outcome and both bench runs go into the results database.",
+    )
+    p.add_argument("image", metavar="IMAGE", help="the candidate image")
+    p.add_argument("--concurrency", default="1,4", metavar="LIST", help="bench levels (default 1,4)")
+    p.add_argument("--prompt-tokens", type=int, default=256, metavar="N", help="prompt length (default 256)")
+    p.add_argument(
+        "--output-tokens", type=int, default=128, metavar="N", help="tokens per answer (default 128)"
+    )
+    p.add_argument("--duration", type=float, metavar="S", help="bench seconds per level (default 10)")
+    p.add_argument(
+        "--requests", type=int, metavar="N", help="bench requests per level, instead of --duration"
+    )
+    p.add_argument("--json", action="store_true", help="events as JSON lines")
+    p.add_argument(
+        "--db", metavar="FILE", help="results database (default $XDG_STATE_HOME/spark-tui/bench.sqlite)"
+    )
     p = command("up", "Launch vLLM across the nodes; roll back everything on any failure.")
     p.add_argument("--json", action="store_true", help="events as JSON lines")
     p = command("down", "Stop and remove the cluster's containers on every node.")

@@ -392,6 +392,13 @@ def cmd_up(args) -> int:
         return asyncio.run(main())
 
 
+def cmd_upgrade(args) -> int:
+    from spark_tui.upgrade_command import run_upgrade
+
+    # launch, sync and teardown events say themselves (already shown by the core)
+    return run_upgrade(args, lambda event, _show: event.say(), _masked)
+
+
 def cmd_report(args) -> int:
     import asyncio
     import datetime as dt

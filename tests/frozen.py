@@ -293,6 +293,32 @@ class FrozenCore:
         self.calls.append("teardown")
         return True
 
+    async def upgrade(self, image, emit):
+        from spark_tui.core.upgrade import UpgradeOutcome, UpgradeStep
+
+        self.calls.append(f"upgrade {image}")
+        good = self.config["image"]
+        emit(UpgradeStep("known-good", "done", f"{good}, bench run 7 (recent)", 0.4))
+        emit(
+            UpgradeStep(
+                "check", "done", f"{image}: image, executor, model architecture and memory fit pass", 9.0
+            )
+        )
+        emit(ev.Failed("spark-1: vLLM failed: [bold]boom[/bold]"))
+        outcome = UpgradeOutcome(
+            "refused",
+            f"{image} failed to launch; {good} relaunched and serving",
+            image,
+            good,
+            7,
+            None,
+            [],
+            good,
+            3,
+        )
+        emit(outcome)
+        return outcome
+
     async def serving(self):
         self.calls.append("serving")
         return serving_look(self.config) if self.serving_on else None

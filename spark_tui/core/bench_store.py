@@ -34,6 +34,17 @@ CREATE TABLE IF NOT EXISTS runs (
     note TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS runs_keys ON runs (load_key, setup_key, at);
+CREATE TABLE IF NOT EXISTS upgrades (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    verdict TEXT NOT NULL,
+    candidate TEXT NOT NULL,
+    known_good TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    before_run INTEGER REFERENCES runs (id),
+    after_run INTEGER REFERENCES runs (id),
+    details TEXT NOT NULL DEFAULT '{}'
+);
 """
 
 
@@ -133,6 +144,11 @@ class Store:
         )
         return found[0] if found else None
 
+    def latest(self, setup: str, load: str, since: float) -> Run | None:
+        """The last run of this setup and load recorded at `since` or later."""
+        found = self._select("WHERE setup_key = ? AND load_key = ? AND at >= ?", (setup, load, since), 1)
+        return found[0] if found else None
+
     def last_other_setup(self, run: Run) -> Run | None:
         """The last run with the same load and model but another image or configuration."""
         for other in self._select(
@@ -141,6 +157,65 @@ class Store:
             if other.provenance.get("model") == run.provenance.get("model"):
                 return other
         return None
+
+
+@dataclass
+class Upgrade:
+    """One `spark-tui upgrade`: its verdict (kept, rolled back, refused, interrupted), why, and the
+    bench runs of the known-good deployment (before) and of the candidate (after, if it served)."""
+
+    id: int
+    at: float
+    verdict: str
+    candidate: str
+    known_good: str
+    reason: str
+    before_run: int | None
+    after_run: int | None
+    details: dict
+
+
+def add_upgrade(store: Store, up: Upgrade) -> Upgrade:
+    """Record an upgrade's outcome in one transaction (the table is additive: `runs` is untouched)."""
+    try:
+        with store.db:
+            cur = store.db.execute(
+                "INSERT INTO upgrades (at, verdict, candidate, known_good, reason, before_run, after_run, "
+                "details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    up.at,
+                    up.verdict,
+                    up.candidate,
+                    up.known_good,
+                    up.reason,
+                    up.before_run,
+                    up.after_run,
+                    json.dumps(up.details, sort_keys=True, default=str),
+                ),
+            )
+    except sqlite3.Error as exc:
+        raise StoreError(f"bench results {store.path}: {_why(exc)}; nothing was written") from None
+    up.id = int(cur.lastrowid or 0)
+    return up
+
+
+def upgrades(store: Store, limit: int = 50) -> list[Upgrade]:
+    """The last upgrades, newest first; a row another program wrote badly is passed over."""
+    try:
+        rows = store.db.execute(
+            "SELECT id, at, verdict, candidate, known_good, reason, before_run, after_run, details "
+            "FROM upgrades ORDER BY at DESC, id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"bench results {store.path}: {_why(exc)}") from None
+    out = []
+    for r in rows:
+        try:
+            out.append(Upgrade(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8])))
+        except (ValueError, TypeError):
+            continue
+    return out
 
 
 def provenance_diff(a: dict, b: dict) -> list[tuple[str, object, object]]:

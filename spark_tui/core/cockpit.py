@@ -24,6 +24,7 @@ from spark_tui.core.redact import Redactor
 from spark_tui.core.serving_watch import ServingLook, ServingWatch
 from spark_tui.core.sync import sync_image, sync_model
 from spark_tui.core.teardown import teardown
+from spark_tui.core.upgrade import UpgradeOutcome
 from spark_tui.settings.model import NOTHING_DETECTED
 from spark_tui.settings.registry import BY_KEY, CONNECTION_KEYS
 from spark_tui.settings.resolve import Config, check_cockpit_settings, relayer
@@ -61,6 +62,8 @@ class CockpitAPI(Protocol):
     async def sync(self, what: str, emit: Callable[[object], object]) -> bool: ...
 
     async def teardown_targets(self) -> dict[str, list[str] | str]: ...
+
+    async def upgrade(self, image: str, emit: Callable[[object], object]) -> UpgradeOutcome: ...
 
     async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool: ...
 
@@ -161,6 +164,32 @@ class CockpitCore:
 
     async def teardown_targets(self) -> dict[str, list[str] | str]:
         return await self.monitor.teardown_targets()
+
+    async def upgrade(self, image: str, emit: Callable[[object], object]) -> UpgradeOutcome:
+        """`spark-tui upgrade IMAGE` with its default load, results in the default database.
+        A database that cannot be opened refuses the upgrade before anything is touched."""
+        import os
+        from pathlib import Path
+
+        from spark_tui.core import bench_run
+        from spark_tui.core.bench_store import Store, StoreError
+        from spark_tui.core.upgrade import UpgradeRun, candidate_config, default_params
+        from spark_tui.errors import ConfigError
+
+        await self._close_retired()
+        try:
+            candidate_config(self.config, image)
+            store = Store(Path(bench_run.store_path(os.environ)))
+        except (ConfigError, StoreError) as exc:
+            good = self.config["image"]
+            outcome = UpgradeOutcome("refused", str(exc), image, good, serving=good)
+            emit(outcome)
+            return outcome
+        try:
+            run = UpgradeRun(self.config, self.nodes, emit, image, store, default_params(self.config))
+            return await run.run()
+        finally:
+            store.close()
 
     async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool:
         return await teardown(self.config, self.nodes, emit)

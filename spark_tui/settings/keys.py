@@ -18,7 +18,7 @@ class KeySpec:
     key: str  # Textual key string; several keys separated by commas
     action: str
     description: str
-    where: str  # app | dashboard | wizard | logs | serving | dialog
+    where: str  # app | dashboard | wizard | logs | serving | upgrade | dialog
     show: bool = True
 
 
@@ -31,6 +31,7 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("serving", "v", "serving", "Serving figures", "app"),
     KeySpec("refresh", "r", "refresh", "Refresh now", "app"),
     KeySpec("teardown", "ctrl+d", "teardown", "Tear down (confirm)", "app"),
+    KeySpec("upgrade", "u", "upgrade", "Upgrade the image: keep it or roll back", "app", show=False),
     KeySpec("next_pane", "tab,right", "app.focus_next", "Next pane", "dashboard", show=False),
     KeySpec("prev_pane", "shift+tab,left", "app.focus_previous", "Previous pane", "dashboard", show=False),
     KeySpec("wizard.next", "n,ctrl+n", "next", "Next step", "wizard"),
@@ -60,6 +61,7 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("logs.save", "s", "save", "Save log", "logs"),
     KeySpec("logs.source", "o", "next_source", "Next source", "logs"),
     KeySpec("serving.back", "escape", "back", "Back", "serving"),
+    KeySpec("upgrade.back", "escape", "back", "Back (once the upgrade ended)", "upgrade"),
     KeySpec("confirm.yes", "y", "yes", "Yes", "dialog"),
     KeySpec("confirm.no", "n,escape", "no", "No", "dialog"),
 )

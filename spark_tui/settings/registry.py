@@ -398,6 +398,38 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds the whole check --fabric may take; measurements not started by then are skipped.",
         role="check",
     ),
+    # --- upgrade: when a candidate image counts as a regression (it is rolled back) ---
+    _s(
+        "upgrade.max_decode_drop",
+        k.Float(min=0.0),
+        10.0,
+        "Percent the candidate's decode tokens/s (per request, p50) may fall below the known-good's at "
+        "any concurrency level before upgrade rolls back.",
+        role="check",
+    ),
+    _s(
+        "upgrade.max_ttft_rise",
+        k.Float(min=0.0),
+        20.0,
+        "Percent the candidate's TTFT p95 may rise above the known-good's at any concurrency level "
+        "before upgrade rolls back.",
+        role="check",
+    ),
+    _s(
+        "upgrade.max_errors",
+        k.Int(0, 1_000_000),
+        0,
+        "Failed requests the candidate's bench may have before upgrade rolls back (0: any error).",
+        role="check",
+    ),
+    _s(
+        "upgrade.bench_recent",
+        k.Float(min=0.0),
+        3600.0,
+        "Seconds a bench run of the known-good deployment (same setup and load) counts as recent; "
+        "older, upgrade benches it first.",
+        role="check",
+    ),
 )
 
 CLUSTER_SETTINGS = tuple(s for s in SETTINGS if s.scope != "node")

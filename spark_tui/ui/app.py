@@ -29,6 +29,7 @@ from spark_tui.ui.screens.dashboard import DashboardScreen
 from spark_tui.ui.screens.dialogs import ConfirmTeardown, HelpScreen
 from spark_tui.ui.screens.logs import ALL, LogsScreen
 from spark_tui.ui.screens.serving import ServingScreen
+from spark_tui.ui.screens.upgrade import UpgradeScreen
 from spark_tui.ui.screens.wizard import WizardScreen
 
 
@@ -43,6 +44,7 @@ class SparkCommands(Provider):
             ("Run check", partial(app.open_wizard, "check"), "every check on every node"),
             ("Logs: all nodes", partial(app.open_logs, ALL), "follow every spark-tui container, merged"),
             ("Serving figures", app.action_serving, "tokens/s, latency, KV, queue, node signals"),
+            ("Upgrade image", app.action_upgrade, "try a candidate image: kept, or rolled back"),
         ]
         out += [
             (f"Logs: node {n.name}", partial(app.open_logs, n.name), f"follow {n.name}'s container")
@@ -180,6 +182,10 @@ class SparkApp(App):
         self.dashboard.show_serving(message.look)
         if isinstance(self.screen, ServingScreen):
             self.screen.show(message.look)
+
+    def action_upgrade(self) -> None:
+        if not isinstance(self.screen, UpgradeScreen):
+            self.push_screen(UpgradeScreen(self.core, readonly=self.readonly))
 
     def action_serving(self) -> None:
         if not isinstance(self.screen, ServingScreen):

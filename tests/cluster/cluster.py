@@ -484,12 +484,19 @@ class Cluster:
         self.docker(node, "rmi", "-f", image)
 
     def import_image(
-        self, node: Node, image: str = IMAGE, variant: str = "", profile: str = "openai"
+        self,
+        node: Node,
+        image: str = IMAGE,
+        variant: str = "",
+        profile: str = "openai",
+        env: dict[str, str] | None = None,
     ) -> None:
         """Load a test image (tests/cluster/images.py) into the node's engine; a non-empty variant
         gives different layers under the same tag. An engine that has the lower layers already is
-        sent only the top ones (docker load reads a layer's tar only when it lacks that layer)."""
-        layers, config = image_layers(self.root, variant, IMAGES[profile])
+        sent only the top ones (docker load reads a layer's tar only when it lacks that layer).
+        `env`: ENV baked into the image's config (as a Dockerfile's ENV line), e.g. the stand-in
+        vLLM's SPARK_TEST_TOKENS_PER_S: a derived image that serves at its own speed, same layers."""
+        layers, config = image_layers(self.root, variant, IMAGES[profile], env)
         top = len(layers) - (2 if variant else 1)
         err = b""
         for skip in dict.fromkeys((top, 1, 0)):
@@ -701,7 +708,9 @@ def _write_cluster_yaml(cluster: Cluster) -> None:
     Path(cluster.cluster_yaml).write_text("\n".join(lines) + "\n")
 
 
-def image_layers(root: Path, variant: str = "", profile: ImageProfile = IMAGES["openai"]):
+def image_layers(
+    root: Path, variant: str = "", profile: ImageProfile = IMAGES["openai"], extra_env: dict | None = None
+):
     """The layers and the config of a test image (tests/cluster/images.py builds and caches them)."""
     ray = profile.ray_version if profile.ray else None
     layers = [
@@ -723,6 +732,7 @@ def image_layers(root: Path, variant: str = "", profile: ImageProfile = IMAGES["
         elif verb in ("ENV", "LABEL"):
             key, _, value = rest.partition("=")
             (env if verb == "ENV" else labels)[key] = value
+    env.update(extra_env or {})
     return layers, images.image_config(layers, entrypoint, env, labels)
 
 
