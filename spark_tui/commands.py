@@ -273,6 +273,7 @@ def cmd_plan(args) -> int:
             d["entrypoint_note"] = entrypoints.get(spec.node, "")
             d["volume_notes"] = plan.volume_notes(config.node(spec.node), spec)
             d["docker_run"] = spec.docker_run()
+            d["env_not_set"] = [{"name": name, "why": why} for name, why in spec.env_not_set]
             data.append(d)
         _print_json(
             {"warnings": config.warnings, "unreachable": problems, "containers": data},

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import docker
 
+from spark_tui.core import model_files
 from spark_tui.core.errors import ENGINE_ERRORS
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
@@ -29,10 +30,33 @@ async def with_detected(
     """Snapshot every node, then the configuration with what they showed. `nodes` follows it."""
     snaps = await nodes.snapshot_all()
     detected = detected_values(config, snaps)
+    for name, found in (await model_complete(config, nodes, snaps)).items():
+        detected.setdefault(name, {})["model_complete"] = found
     if detected:
         config = redetect(config, detected) if redetect_with is None else redetect_with(detected)
         nodes.config = config
     return config, snaps
+
+
+async def model_complete(
+    config: Config, nodes: Nodes, snaps: list[NodeSnapshot]
+) -> dict[str, tuple[bool, str]]:
+    """`model.complete` per reachable node, as (passed, what it found): whether the containers may
+    run offline (settings/container_env.py). Sizes only: hashing reads every weight (minutes),
+    and is `check`'s to do when verify_hashes asks for it."""
+    model = config["model"]
+    if not model or model.startswith(("/", ".")):
+        return {}
+    reachable = [config.node(s.node) for s in snaps if s.reachable]
+    found = await asyncio.gather(*(model_files.manifest(nodes, n, model) for n in reachable))
+    out = {}
+    for m in found:
+        wrong = model_files.problems(m, [o for o in found if o is not m])
+        if not m.error and not m.exists:
+            wrong = [f"{model} not in the cache ({m.directory})"]
+        said = f"revision {(m.ref or '')[:12]}" if not wrong else "; ".join(wrong)[:300]
+        out[m.node] = (not wrong, inert(said))
+    return out
 
 
 def detected_lines(config: Config) -> list[str]:

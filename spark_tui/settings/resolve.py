@@ -293,6 +293,8 @@ def _resolve_node(index, nreq, requests, detected) -> NodeConfig:
     node = NodeConfig(name, index, values)
     if "home" in detected.get(name, {}):
         node.home, node.home_source = detected[name]["home"]
+    if "model_complete" in detected.get(name, {}):
+        node.model_check = detected[name]["model_complete"]
     return node
 
 
