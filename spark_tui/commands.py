@@ -314,6 +314,11 @@ def _event_line(event, show) -> str | None:
         return "\n".join(
             [f"FAILED: {show(event.cause)}"] + [f"    | {show(line)}" for line in event.log_lines]
         )
+    if isinstance(event, ev.Restart):
+        return (
+            f"RESTART {event.attempt}/{event.limit} within {event.window_s:.0f} s after a crash: "
+            f"{show(event.cause)}; memory.fit runs again first"
+        )
     if isinstance(event, ev.Removed):
         return f"removed {event.container} ({event.image}) on {event.node}"
     if isinstance(event, ev.StillHolding):
@@ -382,12 +387,29 @@ def cmd_up(args) -> int:
             items = await drift(config, nodes, live=True)
             for item in items:
                 emit(item)
+            if config["restart"] == "on-failure":
+                return await _supervise(config, nodes, emit)
             return 1 if items else 0
 
     if bars is None:
         return asyncio.run(main())
     with bars:
         return asyncio.run(main())
+
+
+async def _supervise(config, nodes, emit) -> int:
+    """`up` with restart on-failure stays attached: it watches and relaunches (core/supervise.py).
+    Ctrl-C ends the watching; the deployment keeps serving."""
+    from spark_tui.core.supervise import Supervisor
+
+    print(
+        f"supervising (restart on-failure, at most {config['restart_max']} restarts in "
+        f"{config['restart_window']:.0f} s): Ctrl-C stops supervising, the deployment keeps serving",
+        file=sys.stderr,
+        flush=True,
+    )
+    ended = await Supervisor(config, nodes, emit).run()
+    return 0 if ended in ("removed", "exited") else 1
 
 
 def cmd_report(args) -> int:

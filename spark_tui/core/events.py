@@ -17,6 +17,7 @@ StageName = Literal[
     "sync_image",
     "sync_model",
     "memory",
+    "restart",
 ]
 StageStatus = Literal["started", "progress", "done", "failed"]
 
@@ -81,6 +82,18 @@ class Diagnosis:
 
 
 @dataclass
+class Restart:
+    """A crash seen while supervising (`restart: on-failure`): the deployment is relaunched, the
+    `attempt`-th restart of at most `limit` within `window_s` seconds (core/supervise.py)."""
+
+    node: str
+    cause: str
+    attempt: int
+    limit: int
+    window_s: float
+
+
+@dataclass
 class Removed:
     node: str
     container: str
@@ -103,5 +116,7 @@ class DriftItem:
 
 
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
-LaunchEvent = Stage | NcclNet | Memory | Diagnosis | Ready | Failed | Removed | StillHolding | DriftItem
+LaunchEvent = (
+    Stage | NcclNet | Memory | Diagnosis | Ready | Failed | Restart | Removed | StillHolding | DriftItem
+)
 TeardownEvent = Stage | Removed | StillHolding

@@ -8,8 +8,12 @@ that node's SSH tunnel.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import getpass
+import os
 import re
 import shlex
+import socket
 import time
 from collections import deque
 from collections.abc import Callable
@@ -18,7 +22,7 @@ from typing import Any
 import docker
 import requests
 
-from spark_tui.core import engines, serving
+from spark_tui.core import engines, labels, serving
 from spark_tui.core import plan as planmod
 from spark_tui.core.errors import ENGINE_ERRORS, NodeError
 from spark_tui.core.events import (
@@ -71,13 +75,25 @@ class LaunchError(Exception):
         self.log_lines = log_lines or []
 
 
-def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
+def launched_labels() -> dict[str, str]:
+    """Who launched and when (UTC), for the labels a later `status` reads back."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name: a container or a uid without a passwd entry
+        user = f"uid {os.getuid()}"
+    return {
+        labels.LAUNCHED_BY: f"{user}@{socket.gethostname()}",
+        labels.LAUNCHED_AT: datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool, extra_labels: dict | None = None) -> dict:
     kwargs = dict(
         image=spec.image,
         entrypoint=spec.entrypoint,
         command=spec.cmd,
         name=spec.name,
-        labels=spec.labels,
+        labels={**spec.labels, **(extra_labels or {})},
         environment={e.name: e.value for e in spec.env},
         network_mode=spec.network,
         ipc_mode=spec.ipc,
@@ -121,6 +137,7 @@ class Launch:
         self.has_gpu = has_gpu or {}
         self.clients: dict[str, docker.DockerClient] = {}
         self.started: list[tuple[str, str]] = []  # (node, container id)
+        self.launched = launched_labels()
         self.t0 = time.monotonic()
         self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
         self.hostnames: dict[str, str] = {}  # a node's hostname -> its name
@@ -217,7 +234,7 @@ class Launch:
         client = self.clients[node]
         try:
             container = await asyncio.to_thread(
-                client.containers.create, **_create_kwargs(spec, self.has_gpu.get(node, False))
+                client.containers.create, **_create_kwargs(spec, self.has_gpu.get(node, False), self.launched)
             )
             self.started.append((node, container.id))
             await asyncio.to_thread(container.start)

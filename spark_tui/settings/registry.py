@@ -298,6 +298,31 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds from NCCL Init START to Init COMPLETE before it counts as hung.",
     ),
     _s("timeouts.ready", k.Float(min=0.1), 1800.0, "Seconds for /health and /v1/models to answer."),
+    # --- keeping it serving (role "supervise": how spark-tui watches the containers, not what they
+    # are, so never in the config hash) ---
+    _s(
+        "restart",
+        k.Choice(("no", "on-failure")),
+        "no",
+        "on-failure: after a container crashes, `up` (which then stays attached) relaunches the "
+        "deployment, re-running the memory check first; Docker's own restart policy is not used (it "
+        "would skip that check and restart one container of a cluster whose peers lost their rank).",
+        role="supervise",
+    ),
+    _s(
+        "restart_max",
+        k.Int(1, 100),
+        3,
+        "Restarts allowed within restart_window; one more crash is a restart loop: stopped and named.",
+        role="supervise",
+    ),
+    _s(
+        "restart_window",
+        k.Float(min=1.0),
+        600.0,
+        "Seconds over which restart_max counts restarts.",
+        role="supervise",
+    ),
     # --- the cockpit ---
     _s(
         "theme",
