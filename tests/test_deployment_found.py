@@ -1,8 +1,10 @@
 """A `status` started later, in a fresh process that knows nothing of the `up` that launched (another
 terminal, the operator's machine rebooted), finds the running deployment by its containers'
 labels and shows it serving with its provenance (image, config hash, who launched it and when)
-and its last bench, keyed by that image and configuration. On the namespace test cluster."""
+and its last bench, keyed by that image and configuration; so does a cockpit's serving view.
+On the namespace test cluster."""
 
+import asyncio
 import datetime as dt
 import json
 import os
@@ -14,7 +16,10 @@ from pathlib import Path
 import pytest
 
 from spark_tui.core.bench_store import Store
+from spark_tui.core.cockpit import CockpitCore
 from spark_tui.core.deployment import bench_path
+from spark_tui.settings.resolve import Inputs, resolve
+from spark_tui.ui.screens.serving import figures_text
 from tests.cluster import cluster as tc
 from tests.helpers import ROOT
 
@@ -32,6 +37,19 @@ def _fresh_status(path: str, *argv: str) -> tuple[int, str, str]:
         timeout=180,
     )
     return proc.returncode, proc.stdout, proc.stderr
+
+
+async def _cockpit_look(path: str):
+    def reconfigure(interactive: dict, detected: dict):
+        return resolve(Inputs(cluster_file=path, user_config="", interactive=interactive, detected=detected))
+
+    core = CockpitCore(reconfigure({}, {}), reconfigure)
+    try:
+        for node in core.config.nodes:
+            await core.refresh(node.name)
+        return await core.serving()
+    finally:
+        await core.close()
 
 
 def test_a_fresh_status_finds_the_deployment_by_its_labels_with_its_last_bench(cluster, tmp_path, run_cli):
@@ -87,5 +105,14 @@ def test_a_fresh_status_finds_the_deployment_by_its_labels_with_its_last_bench(c
         last = json.loads(out)["deployment"]["last_bench"]
         assert last["id"] == run.id and last["levels"][0]["output_tps"] == level["output_tps"], last
         assert last["levels"][0]["errors"] == 0
+
+        # The cockpit, started now, finds it the same way: its serving view shows it first.
+        look = asyncio.run(_cockpit_look(path))
+        assert look is not None and look.deployment is not None
+        assert look.deployment.config_hash == labels["spark-tui.config-hash"]
+        assert look.deployment.last_bench is not None and look.deployment.last_bench["id"] == run.id
+        shown = figures_text(look).plain.splitlines()
+        assert shown[0].startswith(f"deployment: image {tc.IMAGE} [{image_id[7:19]}]"), shown
+        assert shown[1].startswith(f"last bench: run {run.id} at "), shown
     finally:
         run_cli("down", "--cluster", path, "--yes")

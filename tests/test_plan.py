@@ -88,7 +88,7 @@ def test_the_hash_counts_container_settings_only():
     config, _ = specs()
     base = plan.config_hash(config)
     roles = {v.setting.role for v in config.values.values()}
-    assert roles == {"container", "cockpit", "check"}
+    assert roles == {"container", "cockpit", "check", "supervise"}
     for key, value in config.values.items():
         changed = dataclasses.replace(value, value=("changed", key))
         other = dataclasses.replace(config, values={**config.values, key: changed})

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from spark_tui.core.check import CheckResult, run_checks
+from spark_tui.core.deployment import find as find_deployment
 from spark_tui.core.drift import drift
 from spark_tui.core.events import LaunchEvent, TeardownEvent
 from spark_tui.core.image_table import ImageListing, listing
@@ -197,7 +198,11 @@ class CockpitCore:
             if self._watch is not None:
                 await self._watch.close()  # made for an earlier configuration (an edit, a new transport)
             self._watch = ServingWatch(self.config, self.nodes)
-        return await self._watch.look()
+        look = await self._watch.look()
+        # Found by the labels, as `status` finds it: a cockpit started after the launch shows it too.
+        snaps = [self.monitor.last_snapshot(n.name) for n in self.config.nodes]
+        look.deployment = find_deployment(self.config, [s for s in snaps if s is not None])
+        return look
 
     def follower(
         self,

@@ -32,7 +32,8 @@ class Setting:
     required: bool = False
     short_flag: str | None = None
     # What the setting shapes: "container" (the containers `up` creates: it counts in the config
-    # hash that drift compares), "cockpit" (only the screen) or "check" (only what check measures).
+    # hash that drift compares), "cockpit" (only the screen), "check" (only what check measures) or
+    # "supervise" (how `up` watches what it launched: restart on-failure).
     # A setting that is not "container" never makes a running container look drifted.
     role: str = "container"
 
