@@ -32,7 +32,6 @@ def _config(cluster, tmp_path, restart_max: int):
         **tc.SANDBOX,
         "restart": "on-failure",
         "restart_max": restart_max,
-        "refresh_interval": 0.5,
         "env": {"SPARK_TEST_SHARD_DELAY": "0.02"},
     }
     return resolve(
@@ -132,3 +131,40 @@ def test_a_restart_the_nodes_memory_no_longer_fits_is_refused_and_named(cluster,
     assert "20.0 of 128.0 GiB available" in failed[0].cause
     assert not any(isinstance(e, ev.Stage) and e.stage == "container" for e in after)  # nothing started
     assert cluster.docker(node, "inspect", NAME, check=False).returncode != 0  # the crashed one removed
+
+
+def test_up_stays_attached_restarts_once_then_names_the_loop(cluster, tmp_path, clean_env):
+    """The CLI as an operator runs it: `up` with restart on-failure prints that it supervises, the
+    restart with its cause, READY again, then the loop, and exits 1."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    node = cluster.nodes[0]
+    path = cluster.cluster_file(1, tmp_path / "c1.yaml")
+    out, err = tmp_path / "up.out", tmp_path / "up.err"
+    argv = [sys.executable, "-m", "spark_tui", "up", "--cluster", path, *tc.SANDBOX_FLAGS]
+    argv += ["--restart", "on-failure", "--restart-max", "1"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with out.open("w") as o, err.open("w") as e:
+        proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env)
+    try:
+
+        async def wait_for(path_, text: str, count: int = 1) -> None:
+            await _until(f"{text!r} x{count}", lambda: path_.read_text().count(text) >= count, 180)
+
+        asyncio.run(wait_for(err, "supervising (restart on-failure, at most 1 restarts in 600 s)"))
+        assert out.read_text().count("READY in ") == 1
+        cluster.docker(node, "kill", NAME)
+        asyncio.run(wait_for(out, "READY in ", 2))
+        cluster.docker(node, "kill", NAME)
+        assert proc.wait(timeout=60) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = out.read_text()
+    restart = f"RESTART 1/1 within 600 s after a crash: {node.name}: container exited with code 137"
+    assert text.count("RESTART ") == 1 and restart in text, text
+    assert text.index(restart) < text.rindex("READY in ") < text.index("FAILED: restart loop: "), text

@@ -33,6 +33,10 @@ from spark_tui.core.model_cache import first_model_config
 from spark_tui.core.nodes import Nodes
 from spark_tui.settings.resolve import Config
 
+# Seconds between looks at the containers: a crash is seen within about a second, and one
+# inspect per node per second through the node's tunnel costs the nodes nothing.
+WATCH_INTERVAL = 1.0
+
 
 @dataclass
 class Crash:
@@ -89,7 +93,7 @@ class Supervisor:
         self.emit(event)
 
     async def watch(self) -> Crash | str:
-        """Polls the containers every refresh_interval until one crashed (a Crash), one was
+        """Looks at the containers every WATCH_INTERVAL until one crashed (a Crash), one was
         removed ("removed"), or one exited by itself with code 0 ("exited": not a failure)."""
         name = self.config["container_name"]
         while True:
@@ -100,7 +104,7 @@ class Supervisor:
                     continue  # a node not answering is no crash: asked again next round
                 if found is not None:
                     return found
-            await asyncio.sleep(self.config["refresh_interval"])
+            await asyncio.sleep(WATCH_INTERVAL)
 
     async def _look(self, node: str, name: str) -> Crash | str | None:
         client = await self.nodes.engine(node)
