@@ -168,3 +168,38 @@ def test_up_stays_attached_restarts_once_then_names_the_loop(cluster, tmp_path, 
     restart = f"RESTART 1/1 within 600 s after a crash: {node.name}: container exited with code 137"
     assert text.count("RESTART ") == 1 and restart in text, text
     assert text.index(restart) < text.rindex("READY in ") < text.index("FAILED: restart loop: "), text
+
+
+def test_a_relaunch_that_fails_counts_toward_the_loop(cluster, tmp_path):
+    """The node's image was removed after the launch (a disk cleanup): every relaunch fails its
+    preflight; each failure is the crash again, counted, until the loop is stopped and named."""
+    node = cluster.nodes[0]
+    cluster.set_meminfo(node, 128, 124)
+    config = _config(cluster, tmp_path, restart_max=2)
+    got: list = []
+
+    async def scenario():
+        async with Nodes(config) as nodes:
+            cfg, snaps = await with_detected(config, nodes)
+            assert await Launch(cfg, nodes, got.append, snapshots=snaps).run(), got
+            await asyncio.to_thread(cluster.docker, node, "rmi", "-f", tc.IMAGE)  # untagged; still runs
+            task = asyncio.ensure_future(Supervisor(cfg, nodes, got.append).run())
+            mark = len(got)
+            await asyncio.to_thread(cluster.docker, node, "kill", NAME)
+            return await asyncio.wait_for(task, 120), got[mark:]
+
+    try:
+        ended, after = asyncio.run(scenario())
+    finally:
+        cluster.reset_meminfo(node)
+    assert ended == "loop", after
+    restarts = [e for e in after if isinstance(e, ev.Restart)]
+    assert [r.attempt for r in restarts] == [1, 2], after
+    assert restarts[1].cause.startswith(
+        f"the relaunch failed: {node.name}: image {tc.IMAGE} is not on this node"
+    )
+    loop = [e for e in after if isinstance(e, ev.Failed)][-1].cause
+    assert loop.startswith(
+        f"restart loop: the relaunch failed: {node.name}: image {tc.IMAGE} is not on this node"
+    )
+    assert "3 crashes within 600 s (restart_max 2 in restart_window 600 s)" in loop
