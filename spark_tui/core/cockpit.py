@@ -140,6 +140,9 @@ class CockpitCore:
         view = await self.monitor.refresh(node)
         if view.snapshot.reachable:
             found = detected_values(self.config, [view.snapshot]).get(node, {})
+            # model.complete is asked by a launch (core/live.py), not by each refresh: kept.
+            if "model_complete" in self.detected.get(node, {}):
+                found["model_complete"] = self.detected[node]["model_complete"]
             if found != self.detected.get(node, {}):
                 detected = {k: v for k, v in self.detected.items() if k != node}
                 if found:
