@@ -241,7 +241,7 @@ def cmd_plan(args) -> int:
     import asyncio
     import dataclasses
 
-    from spark_tui.core import plan
+    from spark_tui.core import labels, plan
     from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines, with_detected
     from spark_tui.core.nodes import Nodes
     from spark_tui.parsers.text import inert
@@ -274,6 +274,7 @@ def cmd_plan(args) -> int:
             d["volume_notes"] = plan.volume_notes(config.node(spec.node), spec)
             d["docker_run"] = spec.docker_run()
             d["env_not_set"] = [{"name": name, "why": why} for name, why in spec.env_not_set]
+            d["launch_labels"] = [labels.LAUNCHED_BY, labels.LAUNCHED_AT]  # set by up: who and when
             data.append(d)
         _print_json(
             {"warnings": config.warnings, "unreachable": problems, "containers": data},

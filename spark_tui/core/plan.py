@@ -278,7 +278,11 @@ def as_text(
     for spec in specs:
         node = config.node(spec.node)
         lines.append(f"NODE {spec.node} ({spec.role})  container {spec.name}  image {spec.image}")
-        lines.append("  labels: " + ", ".join(f"{k}={v}" for k, v in spec.labels.items()))
+        lines.append(
+            "  labels: "
+            + ", ".join(f"{k}={v}" for k, v in spec.labels.items())
+            + f" (and, set by up: {labels.LAUNCHED_BY}, {labels.LAUNCHED_AT})"
+        )
         lines.append("  env:")
         for e in spec.env:
             lines.append(f"    {e.name}={e.shown()}  <- {e.source}")
