@@ -288,7 +288,7 @@ def cmd_plan(args) -> int:
     import asyncio
     import dataclasses
 
-    from spark_tui.core import plan
+    from spark_tui.core import labels, plan
     from spark_tui.core.live import detected_lines, image_entrypoints, unreachable_lines
     from spark_tui.parsers.text import inert
     from spark_tui.secret_names import mask_args
@@ -318,6 +318,8 @@ def cmd_plan(args) -> int:
             d["entrypoint_note"] = entrypoints.get(spec.node, "")
             d["volume_notes"] = plan.volume_notes(config.node(spec.node), spec)
             d["docker_run"] = spec.docker_run()
+            d["env_not_set"] = [{"name": name, "why": why} for name, why in spec.env_not_set]
+            d["launch_labels"] = [labels.LAUNCHED_BY, labels.LAUNCHED_AT]  # set by up: who and when
             data.append(d)
         _print_json(
             {"warnings": config.warnings, "unreachable": problems, "containers": data},
@@ -384,6 +386,8 @@ def cmd_up(args) -> int:
             items = await drift(cluster.config, nodes, live=True)
             for item in items:
                 emit(item)
+            if cluster.config["restart"] == "on-failure":
+                return await _supervise(cluster.config, nodes, emit)
             return 1 if items else 0
 
     if bars is None:
@@ -397,6 +401,21 @@ def cmd_upgrade(args) -> int:
 
     # launch, sync and teardown events say themselves (already shown by the core)
     return run_upgrade(args, lambda event, _show: event.say(), _masked)
+
+
+async def _supervise(config, nodes, emit) -> int:
+    """`up` with restart on-failure stays attached: it watches and relaunches (core/supervise.py).
+    Ctrl-C ends the watching; the deployment keeps serving."""
+    from spark_tui.core.supervise import Supervisor
+
+    print(
+        f"supervising (restart on-failure, at most {config['restart_max']} restarts in "
+        f"{config['restart_window']:.0f} s): Ctrl-C stops supervising, the deployment keeps serving",
+        file=sys.stderr,
+        flush=True,
+    )
+    ended = await Supervisor(config, nodes, emit).run()
+    return 0 if ended in ("removed", "exited") else 1
 
 
 def cmd_report(args) -> int:

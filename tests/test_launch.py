@@ -646,7 +646,10 @@ def test_plan_is_what_up_creates(cluster, tmp_path, run_cli, executor):
         assert cfg["Image"] == spec["image"]
         assert (cfg["Entrypoint"], cfg["Cmd"]) == (spec["entrypoint"], spec["cmd"])
         assert set(cfg["Env"]) - image_env == {f"{e['name']}={e['value']}" for e in spec["env"]}
-        assert cfg["Labels"] == spec["labels"]
+        # Who launched and when: added by `up` itself, as the plan says (launch_labels).
+        launched = set(spec["launch_labels"])
+        assert {k: v for k, v in cfg["Labels"].items() if k not in launched} == spec["labels"]
+        assert launched == {"spark-tui.launched-by", "spark-tui.launched-at"} <= set(cfg["Labels"])
         assert sorted(host["Binds"] or []) == sorted(spec["volumes"]) and not any(
             "~" in b for b in host["Binds"]
         )

@@ -137,6 +137,17 @@ class Store:
     def history(self, limit: int = 50) -> list[Run]:
         return self._select(limit=limit)
 
+    def last_for(self, image_id: str, config_hash: str) -> Run | None:
+        """The last run of this image and configuration (what a running deployment's labels say)."""
+        # Matched in Python, not by json_extract: one row of malformed JSON would fail the query.
+        for run in self._select(limit=1000):
+            if (
+                run.provenance.get("image_id") == image_id
+                and run.provenance.get("config_hash") == config_hash
+            ):
+                return run
+        return None
+
     def previous_same(self, run: Run) -> Run | None:
         """The last run before `run` with the same setup and load."""
         found = self._select(

@@ -9,6 +9,9 @@ import asyncio
 from dataclasses import dataclass, field
 
 from spark_tui.core import engines, serving
+from spark_tui.core.deployment import Deployment
+from spark_tui.core.deployment import find as find_deployment
+from spark_tui.core.deployment import lines as deployment_lines
 from spark_tui.core.drift import drift
 from spark_tui.core.errors import NodeError
 from spark_tui.core.events import DriftItem
@@ -32,6 +35,8 @@ class ClusterState:
     # Once serving: the figures with their series, node loads and signals (core/serving_watch.py).
     serving_view: dict | None = None
     serving_lines: list[str] = field(default_factory=list)
+    # Found by its containers' labels: image, config hash, who/when launched, its last bench.
+    deployment: Deployment | None = None
 
 
 def _ours(config: Config, c: ContainerState) -> bool:
@@ -56,6 +61,7 @@ async def cluster_state(
     state = ClusterState(running, None, foreign={n: cs for n, cs in foreign.items() if cs})
     if not running:
         return state
+    state.deployment = find_deployment(config, snaps)
     head = config.head.name
     asked = serving.ask(config, nodes.transports[head]) if head in running else _none()
     started = {
@@ -160,6 +166,8 @@ def as_lines(state: ClusterState, config: Config) -> list[str]:
         s = state.serving
         verdict = "READY" if s.ready else f"NOT READY ({s.detail})"
         lines = [f"cluster {config['name']}: {verdict}: {s.model} at {s.endpoint}"]
+    if state.deployment is not None:
+        lines += deployment_lines(state.deployment)
     for node, net in state.nccl.items():
         lines.append(f"  {node:<10} {'WARNING ' if net.level == 'warn' else ''}{net.line()}")
     lines += [f"  FAILED {node}: {why}" for node, why in state.failures.items()]

@@ -7,10 +7,12 @@ core/events.py, core/logs.py and core/check.py, the same ones the headless CLI p
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Protocol
 
 from spark_tui.core.check import CheckResult, run_checks
+from spark_tui.core.deployment import find as find_deployment
 from spark_tui.core.drift import drift
 from spark_tui.core.events import LaunchEvent, TeardownEvent
 from spark_tui.core.image_table import ImageListing, listing
@@ -131,7 +133,10 @@ class CockpitCore:
         if view.snapshot.reachable:
             known = self.config.detected
             found = detected_values(self.config, [view.snapshot]).get(node, NOTHING_DETECTED)
-            if found != known.get(node, NOTHING_DETECTED):
+            # model.complete is asked by a launch (core/live.py), not by each refresh: kept.
+            was = known.get(node, NOTHING_DETECTED)
+            found = dataclasses.replace(found, model_complete=was.model_complete)
+            if found != was:
                 detected = {k: v for k, v in known.items() if k != node}
                 if found:
                     detected[node] = found
@@ -209,7 +214,11 @@ class CockpitCore:
             if self._watch is not None:
                 await self._watch.close()  # made for an earlier configuration (an edit, a new transport)
             self._watch = ServingWatch(self.config, self.nodes)
-        return await self._watch.look()
+        look = await self._watch.look()
+        # Found by the labels, as `status` finds it: a cockpit started after the launch shows it too.
+        snaps = [self.monitor.last_snapshot(n.name) for n in self.config.nodes]
+        look.deployment = find_deployment(self.config, [s for s in snaps if s is not None])
+        return look
 
     def follower(
         self,

@@ -24,6 +24,7 @@ StageName = Literal[
     "sync_image",
     "sync_model",
     "memory",
+    "restart",
 ]
 StageStatus = Literal["started", "progress", "done", "failed"]
 
@@ -164,6 +165,24 @@ class Diagnosis(Event):
 
 
 @dataclass
+class Restart(Event):
+    """A crash seen while supervising (`restart: on-failure`): the deployment is relaunched, the
+    `attempt`-th restart of at most `limit` within `window_s` seconds (core/supervise.py)."""
+
+    node: str
+    cause: str
+    attempt: int
+    limit: int
+    window_s: float
+
+    def lines(self) -> list[str]:
+        return [
+            f"RESTART {self.attempt}/{self.limit} within {self.window_s:.0f} s after a crash: "
+            f"{self.cause}; memory.fit runs again first"
+        ]
+
+
+@dataclass
 class Removed(Event):
     node: str
     container: str
@@ -195,5 +214,7 @@ class DriftItem(Event):
 
 
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
-LaunchEvent = Stage | NcclNet | Memory | Diagnosis | Ready | Failed | Removed | StillHolding | DriftItem
+LaunchEvent = (
+    Stage | NcclNet | Memory | Diagnosis | Ready | Failed | Restart | Removed | StillHolding | DriftItem
+)
 TeardownEvent = Stage | Removed | StillHolding

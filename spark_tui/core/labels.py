@@ -6,3 +6,7 @@ ROLE = LABEL_PREFIX + "role"
 NODE = LABEL_PREFIX + "node"
 CONFIG_HASH = LABEL_PREFIX + "config-hash"
 EXECUTOR = LABEL_PREFIX + "executor"
+# Set when `up` creates the container (not in the plan: they say who and when, not what): a
+# `status` or cockpit started later, anywhere, reads them back as the deployment's provenance.
+LAUNCHED_BY = LABEL_PREFIX + "launched-by"
+LAUNCHED_AT = LABEL_PREFIX + "launched-at"

@@ -8,8 +8,12 @@ that node's SSH tunnel.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import getpass
+import os
 import re
 import shlex
+import socket
 import time
 from collections import deque
 from collections.abc import Callable
@@ -17,7 +21,7 @@ from typing import Any
 
 import docker
 
-from spark_tui.core import engines, serving
+from spark_tui.core import engines, labels, serving
 from spark_tui.core import plan as planmod
 from spark_tui.core.errors import EngineError, NodeError, engine_said
 from spark_tui.core.events import (
@@ -70,13 +74,25 @@ def _unsaid(s: NcclSummary) -> bool:
     return s.transport is None or not s.init_start or s.init_complete < s.init_start
 
 
-def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool) -> dict:
+def launched_labels() -> dict[str, str]:
+    """Who launched and when (UTC), for the labels a later `status` reads back."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name: a container or a uid without a passwd entry
+        user = f"uid {os.getuid()}"
+    return {
+        labels.LAUNCHED_BY: f"{user}@{socket.gethostname()}",
+        labels.LAUNCHED_AT: datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool, extra_labels: dict | None = None) -> dict:
     kwargs = dict(
         image=spec.image,
         entrypoint=spec.entrypoint,
         command=spec.cmd,
         name=spec.name,
-        labels=spec.labels,
+        labels={**spec.labels, **(extra_labels or {})},
         environment={e.name: e.value for e in spec.env},
         network_mode=spec.network,
         ipc_mode=spec.ipc,
@@ -119,6 +135,7 @@ class Launch:
         self.specs = {s.node: s for s in planmod.build(config)}
         self.has_gpu = has_gpu or {}
         self.started: list[tuple[str, str]] = []  # (node, container id)
+        self.launched = launched_labels()
         self.t0 = time.monotonic()
         self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
         self.hostnames: dict[str, str] = {}  # a node's hostname -> its name
@@ -213,7 +230,7 @@ class Launch:
     async def _start(self, node: str) -> None:
         spec = self.specs[node]
         self._stage(node, "container", "started", spec.image)
-        kwargs = _create_kwargs(spec, self.has_gpu.get(node, False))
+        kwargs = _create_kwargs(spec, self.has_gpu.get(node, False), self.launched)
         try:
             container = await self.nodes.docker(node, lambda client: client.containers.create(**kwargs))
             self.started.append((node, container.id))

@@ -7,14 +7,17 @@ so what `plan` shows, what `up` creates and what drift compares against are one 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import docker
 
+from spark_tui.core import model_files
 from spark_tui.core.errors import NodeError
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.probes import NodeSnapshot, detected_values
 from spark_tui.parsers.text import inert
+from spark_tui.settings.model import NOTHING_DETECTED
 from spark_tui.settings.registry import DETECTED_KEYS
 from spark_tui.settings.resolve import Config, relayer
 
@@ -24,10 +27,33 @@ async def with_detected(config: Config, nodes: Nodes) -> tuple[Config, list[Node
     reading any file (resolve.relayer; interactive edits kept). `nodes` holds the result."""
     snaps = await nodes.snapshot_all()
     detected = detected_values(config, snaps)
+    for name, found in (await model_complete(config, nodes, snaps)).items():
+        detected[name] = dataclasses.replace(detected.get(name, NOTHING_DETECTED), model_complete=found)
     if detected:
         config = relayer(config, detected=detected)
         nodes.config = config
     return config, snaps
+
+
+async def model_complete(
+    config: Config, nodes: Nodes, snaps: list[NodeSnapshot]
+) -> dict[str, tuple[bool, str]]:
+    """`model.complete` per reachable node, as (passed, what it found): whether the containers may
+    run offline (settings/container_env.py). Sizes only: hashing reads every weight (minutes),
+    and is `check`'s to do when verify_hashes asks for it."""
+    model = config["model"]
+    if not model or model.startswith(("/", ".")):
+        return {}
+    reachable = [s.node for s in snaps if s.reachable]
+    found = [m for m in (await model_files.manifests(config, nodes, reachable, hashes=False)).values()]
+    out = {}
+    for m in found:
+        wrong = model_files.problems(m, [o for o in found if o is not m])
+        if not m.error and not m.exists:
+            wrong = [f"{model} not in the cache ({m.directory})"]
+        said = f"revision {(m.ref or '')[:12]}" if not wrong else "; ".join(wrong)[:300]
+        out[m.node] = (not wrong, inert(said))
+    return out
 
 
 def detected_lines(config: Config) -> list[str]:

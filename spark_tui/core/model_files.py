@@ -142,10 +142,14 @@ def _entries(value, what: str, kinds: tuple[type, ...]) -> dict[str, list]:
     return value
 
 
-async def manifests(config: Config, nodes: Nodes, names: list[str] | None = None) -> dict[str, Manifest]:
+async def manifests(
+    config: Config, nodes: Nodes, names: list[str] | None = None, hashes: bool | None = None
+) -> dict[str, Manifest]:
+    """Every chosen node's manifest (an unreachable node's carries its error); with hashes as
+    `verify_hashes` says unless told (sizes only is seconds, hashing reads every weight)."""
     model = config["model"] or ""
     chosen = {n.name: n for n in config.nodes if names is None or n.name in names}
-    hashes = bool(config["verify_hashes"])
+    hashes = bool(config["verify_hashes"]) if hashes is None else hashes
     found = await nodes.each(lambda name: manifest(nodes, chosen[name], model, hashes), chosen)
     return {
         name: Manifest(name, repo_dir(chosen[name], model), error=str(m)) if isinstance(m, NodeError) else m

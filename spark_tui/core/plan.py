@@ -16,6 +16,7 @@ from spark_tui.secret_names import mask_args
 from spark_tui.settings.container_env import PER_NODE_VARS
 from spark_tui.settings.model import DerivedVar
 from spark_tui.settings.registry import Setting
+from spark_tui.settings.report import not_set_lines
 from spark_tui.settings.resolve import Config, NodeConfig
 
 
@@ -41,6 +42,8 @@ class ContainerSpec:
     ipc: str = "host"
     # `~` volumes whose node home is not known yet (node not reached): never sent to Docker.
     unexpanded: list[str] = field(default_factory=list)
+    # Variables spark-tui would derive but did not, with why (HF_HUB_OFFLINE before model.complete).
+    env_not_set: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def entrypoint(self) -> list[str]:
@@ -198,6 +201,7 @@ def build(config: Config) -> list[ContainerSpec]:
                 devices=[] if privileged or config["executor"] == "solo" else ["/dev/infiniband"],
                 pids_limit=None if privileged else 4096,
                 ulimits={"nofile": (node["ulimit_nofile"], node["ulimit_nofile"])},
+                env_not_set=list(node.env_not_set),
             )
         )
     return specs
@@ -265,10 +269,15 @@ def as_text(
     for spec in specs:
         node = config.node(spec.node)
         lines.append(f"NODE {spec.node} ({spec.role})  container {spec.name}  image {spec.image}")
-        lines.append("  labels: " + ", ".join(f"{k}={v}" for k, v in spec.labels.items()))
+        lines.append(
+            "  labels: "
+            + ", ".join(f"{k}={v}" for k, v in spec.labels.items())
+            + f" (and, set by up: {labels.LAUNCHED_BY}, {labels.LAUNCHED_AT})"
+        )
         lines.append("  env:")
         for e in spec.env:
             lines.append(f"    {e.name}={e.shown()}  <- {e.derived_from}")
+        lines += not_set_lines(spec.env_not_set)
         lines.append("  volumes: " + (", ".join(spec.volumes) or "none"))
         lines += [f"    {note}" for note in volume_notes(node, spec)]
         mode = (

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import docker
 
 from spark_tui.core import fabric_record
+from spark_tui.core.deployment import Deployment
 from spark_tui.core.errors import NodeError
 from spark_tui.core.node_load import NodeLoad, NodeLoadTracker
 from spark_tui.core.nodes import Nodes
@@ -25,6 +26,9 @@ class ServingLook:
     loads: dict[str, NodeLoad] = field(default_factory=dict)
     signals: list[Signal] = field(default_factory=list)
     history: list[ServingFigures] = field(default_factory=list)  # oldest first, for plots
+    # What serves, by its containers' labels, with its last bench (the cockpit sets it; `status`
+    # shows it in its own section).
+    deployment: Deployment | None = None
 
     def as_json(self) -> dict:
         return {

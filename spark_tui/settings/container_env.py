@@ -17,6 +17,29 @@ IP_VARS = ("VLLM_HOST_IP", "RAY_NODE_IP_ADDRESS", "RAY_OVERRIDE_NODE_IP_ADDRESS"
 # VLLM_* variables to every worker unless they are listed in `ray_non_carry_over_env_vars.json`
 # under its config root: spark-tui lists them, so a worker keeps its own interface and HCAs.
 PER_NODE_VARS = (*IFNAME_VARS, "NCCL_IB_HCA", *IP_VARS)
+# Set once `model.complete` passed on every node: vLLM and transformers then read the model from
+# the cache and never ask the Hub (no download started, no rate limit, no network needed).
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def offline_reason(values: dict[str, Value], nodes: list[NodeConfig]) -> tuple[str, str]:
+    """(why OFFLINE_VARS are set, why they are not): one of the two is empty. Both are empty
+    when there is nothing to say (no model, or a model given as a path in the container)."""
+    model = values["model"].value
+    if not model or str(model).startswith(("/", ".")):
+        return "", ""
+    unasked = [n.name for n in nodes if n.model_check is None]
+    if unasked:
+        return "", (
+            f"model.complete not checked on {', '.join(unasked)} (only commands that ask the nodes "
+            "check it: plan, up, status, the cockpit)"
+        )
+    failed = [(n.name, n.model_check[1]) for n in nodes if n.model_check and not n.model_check[0]]
+    if failed:
+        said = "; ".join(f"{name}: {why}" for name, why in failed)
+        return "", f"model.complete did not pass ({said}): vLLM may need the Hub for {model}"
+    names = ", ".join(n.name for n in nodes)
+    return f"model.complete passed on every node ({names}): {model} is held there, the Hub is never asked", ""
 
 
 def derive_container_env(
@@ -61,6 +84,8 @@ def derive_container_env(
                 "(Ray's deduplication would fold alike lines of several nodes into one)",
             )
         )
+    offline, not_offline = offline_reason(values, nodes)
+    out += [DerivedVar(v, "1", offline) for v in OFFLINE_VARS if offline]
     token = values["hf_token"]
     if token.value:
         out.append(DerivedVar("HF_TOKEN", token.value, f"hf_token ({token.source})", secret=True))
@@ -71,4 +96,6 @@ def derive_container_env(
         if key in by_name:
             by_name[key].overridden_by = item_source
         out.append(DerivedVar(key, val, f"env ({item_source})", secret=bool(SECRET_NAME.search(key))))
+    # Said beside the environment (config, plan), unless the user set the variable themselves.
+    node.env_not_set = [(v, not_offline) for v in OFFLINE_VARS if not_offline and v not in extra.value]
     return out

@@ -91,14 +91,17 @@ class Detected:
     """What one node showed for the values left to detection: the `detected` layer of that node.
 
     netdev and hca are settings (registry: detected=True) that lose to every configured layer;
-    home is a fact of the node (where `~` in a volume points), not a setting."""
+    home is a fact of the node (where `~` in a volume points), not a setting; so is
+    model_complete, `model.complete` on the node as (passed, what it found), which decides
+    whether the containers may run offline (settings/container_env.py)."""
 
     netdev: Found | None = None
     hca: Found | None = None
     home: Found | None = None
+    model_complete: tuple[bool, str] | None = None
 
     def setting(self, key: str) -> Found | None:
-        return getattr(self, key, None) if key != "home" else None
+        return getattr(self, key, None) if key not in ("home", "model_complete") else None
 
     def __bool__(self) -> bool:
         return any(getattr(self, f.name) is not None for f in fields(self))
@@ -130,6 +133,11 @@ class NodeConfig:
     # setting, known once the node was reached (the detected layer's `home`).
     home: str | None = None
     home_source: str = ""
+    # `model.complete` on this node as the detected layer found it: (passed, what it said); None
+    # when the node was not asked (core/live.py asks it). Decides HF_HUB_OFFLINE (container_env).
+    model_check: tuple[bool, str] | None = None
+    # Variables spark-tui would derive but did not, each with why (shown beside the environment).
+    env_not_set: list[tuple[str, str]] = field(default_factory=list)
 
     def __getitem__(self, key: str) -> Any:
         # Any, not object: each value's type is its setting's kind (validated when resolved).

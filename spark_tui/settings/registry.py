@@ -34,8 +34,9 @@ class Setting:
     short_flag: str | None = None
     # What the setting shapes: "container" (the containers `up` creates: it counts in the config
     # hash that drift compares), "connection" (how a node is reached: an edit rebuilds that node's
-    # connection), "cockpit" (only the screen) or "check" (only what check measures). A setting
-    # that is not "container" never makes a running container look drifted.
+    # connection), "cockpit" (only the screen), "check" (only what check measures) or "supervise"
+    # (how `up` watches what it launched: restart on-failure). A setting that is not "container"
+    # never makes a running container look drifted.
     role: str = "container"
     # Left unset, the value is read from the node (settings/model.py Detected, core/probes.py
     # detected_values) as the `detected` layer, which every configured layer beats.
@@ -330,6 +331,31 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds from NCCL Init START to Init COMPLETE before it counts as hung.",
     ),
     _s("timeouts.ready", k.Float(min=0.1), 1800.0, "Seconds for /health and /v1/models to answer."),
+    # --- keeping it serving (role "supervise": how spark-tui watches the containers, not what they
+    # are, so never in the config hash) ---
+    _s(
+        "restart",
+        k.Choice(("no", "on-failure")),
+        "no",
+        "on-failure: after a container crashes, `up` (which then stays attached) relaunches the "
+        "deployment, re-running the memory check first; Docker's own restart policy is not used (it "
+        "would skip that check and restart one container of a cluster whose peers lost their rank).",
+        role="supervise",
+    ),
+    _s(
+        "restart_max",
+        k.Int(1, 100),
+        3,
+        "Restarts allowed within restart_window; one more crash is a restart loop: stopped and named.",
+        role="supervise",
+    ),
+    _s(
+        "restart_window",
+        k.Float(min=1.0),
+        600.0,
+        "Seconds over which restart_max counts restarts.",
+        role="supervise",
+    ),
     # --- the cockpit ---
     _s(
         "theme",
@@ -438,7 +464,7 @@ BY_KEY = {s.key: s for s in CLUSTER_SETTINGS}
 NODE_BY_KEY = {s.key: s for s in NODE_SETTINGS}
 BY_ENV = {s.env: s for s in CLUSTER_SETTINGS}
 BY_FILE_ENV = {s.file_env: s for s in CLUSTER_SETTINGS if s.file_env}
-ROLES = ("container", "connection", "cockpit", "check")
+ROLES = ("container", "connection", "cockpit", "check", "supervise")
 # The groups, derived: nothing else lists setting names.
 CONNECTION_KEYS = tuple(s.key for s in NODE_SETTINGS if s.role == "connection")
 DETECTED_KEYS = tuple(s.key for s in NODE_SETTINGS if s.detected)

@@ -92,6 +92,7 @@ def as_dict(config: Config) -> dict:
                     }
                     for v in n.container_env
                 ],
+                "env_not_set": [{"name": name, "why": why} for name, why in n.env_not_set],
             }
             for n in config.nodes
         ],
@@ -124,7 +125,16 @@ def as_text(config: Config) -> str:
             pair = f"{v.name}={v.shown()}"
             note = f"  [overridden by {v.overridden_by}]" if v.overridden_by else ""
             lines.append(f"    {pair.ljust(width)}  <- {v.derived_from}{note}")
+        lines += not_set_lines(node.env_not_set)
     return "\n".join(lines)
+
+
+def not_set_lines(not_set: list[tuple[str, str]], indent: str = "    ") -> list[str]:
+    """Variables spark-tui would derive but did not, grouped by why (config and plan)."""
+    by_why: dict[str, list[str]] = {}
+    for name, why in not_set:
+        by_why.setdefault(why, []).append(name)
+    return [f"{indent}{', '.join(names)} not set  <- {why}" for why, names in by_why.items()]
 
 
 def _table(rows_: list[Row]) -> list[str]:

@@ -345,6 +345,8 @@ def _resolve_node(index, nreq, requests, detected: Mapping[str, Detected]) -> No
     node = NodeConfig(name, index, values)
     if found.home is not None:
         node.home, node.home_source = found.home.value, found.home.how
+    if found.model_complete is not None:
+        node.model_check = found.model_complete
     return node
 
 

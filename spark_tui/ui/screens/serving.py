@@ -9,6 +9,7 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from spark_tui.core.deployment import lines as deployment_lines
 from spark_tui.core.serving_watch import ServingLook
 from spark_tui.parsers.text import inert
 from spark_tui.ui.keys_ui import bindings_for
@@ -37,6 +38,10 @@ def figures_text(look: ServingLook) -> Text:
     where = {"metrics": "/metrics", "log": "the head's log (vLLM's stat line)", "none": "nothing readable"}[
         f.origin
     ]
+    if look.deployment is not None:  # its labels and the bench store: node words, made inert
+        t.append(
+            "\n".join(inert(line.strip()) for line in deployment_lines(look.deployment)) + "\n", style="dim"
+        )
     t.append(f"from {where}" + (f", vLLM {inert(f.version)}" if f.version else ""), style="bold")
     if f.problem:
         t.append(f"\n{inert(f.problem)}", style="yellow")
