@@ -273,8 +273,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spark_tui import bench_command, commands
+    from spark_tui import bench_command, commands, upgrade_command
 
     name = f"cmd_{(args.command or 'cockpit').replace('-', '_')}"
-    handler = getattr(commands, name, None) or getattr(bench_command, name)
+    handler = (
+        getattr(commands, name, None) or getattr(bench_command, name, None) or getattr(upgrade_command, name)
+    )
     return handler(args)

@@ -396,13 +396,6 @@ def cmd_up(args) -> int:
         return asyncio.run(main())
 
 
-def cmd_upgrade(args) -> int:
-    from spark_tui.upgrade_command import run_upgrade
-
-    # launch, sync and teardown events say themselves (already shown by the core)
-    return run_upgrade(args, lambda event, _show: event.say(), _masked)
-
-
 async def _supervise(config, nodes, emit) -> int:
     """`up` with restart on-failure stays attached: it watches and relaunches (core/supervise.py).
     Ctrl-C ends the watching; the deployment keeps serving."""

@@ -9,6 +9,8 @@
     ├── SyncError                 `sync` could not copy an image or a model between nodes
     ├── BenchError                the bench could not run (nothing serving, endpoint unreachable)
     ├── StoreError                the results database cannot be used
+    ├── UpgradeRefused            `upgrade` refused the candidate before the known-good was touched
+    ├── RestoreFailed             `upgrade` could not bring the known-good deployment back
     ├── MetricsError              a /metrics answer that is not Prometheus text (also a ValueError)
     └── KnowledgeError            a malformed failure table (also a ValueError)
 
@@ -87,3 +89,11 @@ class MetricsError(SparkTuiError, ValueError):
 
 class KnowledgeError(SparkTuiError, ValueError):
     """A malformed failure table: the message names file:entry."""
+
+
+class UpgradeRefused(SparkTuiError):
+    """The candidate image is refused before the known-good deployment was touched."""
+
+
+class RestoreFailed(SparkTuiError):
+    """The known-good deployment did not launch again after an upgrade gave up."""

@@ -73,3 +73,10 @@ def run_upgrade(args, event_line, masked) -> int:
     finally:
         store.close()
     return 0 if outcome and outcome[0].verdict == "kept" else 1
+
+
+def cmd_upgrade(args) -> int:
+    from spark_tui.commands import _masked
+
+    # launch, sync and teardown events say themselves (already shown by the core)
+    return run_upgrade(args, lambda event, _show: event.say(), _masked)

@@ -40,6 +40,7 @@ def samples() -> list:
         ev.Failed(f"vLLM exited: {HOSTILE}", [HOSTILE, "last line"]),
         ev.Removed("spark-1", "vllm_node", HOSTILE),
         ev.StillHolding("spark-2", "vllm_node", f"could not remove: {HOSTILE}"),
+        ev.Restart("spark-1", f"container exited with code 137: {HOSTILE}", 1, 3, 600.0),
         ev.DriftItem("spark-1", "env NOTE", HOSTILE, "(unset)"),
     ]
 

@@ -105,7 +105,9 @@ def test_typed_groups_match_the_registry():
     from spark_tui.settings.registry import CONNECTION_KEYS, DETECTED_KEYS, TIMEOUT_KEYS
 
     assert (
-        {f.name for f in dataclasses.fields(Detected)} - {"home"} == set(DETECTED_KEYS) == {"netdev", "hca"}
+        {f.name for f in dataclasses.fields(Detected)} - {"home", "model_complete"}
+        == set(DETECTED_KEYS)
+        == {"netdev", "hca"}
     )
     assert {f"timeouts.{f.name}" for f in dataclasses.fields(Timeouts)} == set(TIMEOUT_KEYS)
     assert (

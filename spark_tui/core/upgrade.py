@@ -43,6 +43,7 @@ from spark_tui.core.model_files import manifests
 from spark_tui.core.nodes import Nodes
 from spark_tui.core.sync import sync_image
 from spark_tui.core.teardown import teardown
+from spark_tui.errors import RestoreFailed, UpgradeRefused
 from spark_tui.settings.model import Candidate, Source
 from spark_tui.settings.resolve import Config, resolve_layers
 
@@ -77,14 +78,6 @@ class UpgradeOutcome:
     figures: list[str] = field(default_factory=list)  # one line per concurrency level compared
     serving: str = ""  # which image serves now ("" when nothing does: the restore failed)
     record: int | None = None  # the row in the results database's `upgrades` table
-
-
-class Refused(Exception):
-    """The candidate is refused before the known-good was touched."""
-
-
-class RestoreFailed(Exception):
-    pass
 
 
 def candidate_config(config: Config, image: str) -> Config:
@@ -253,7 +246,7 @@ class UpgradeRun:
             candidate = candidate_config(self.known_good, self.candidate_image)
             await self._sync(candidate)
             await self._check(candidate)
-        except Refused as exc:
+        except UpgradeRefused as exc:
             return self._outcome("refused", str(exc), [], good)
         self.step("teardown", "started", f"{good} on {len(self.known_good.nodes)} node(s)")
         self.torn_down = True
@@ -298,13 +291,15 @@ class UpgradeRun:
             said = "; ".join(
                 f"{d.node} {d.what}: {d.requested} vs running {d.actual}"[:160] for d in items[:3]
             )
-            raise Refused(
+            raise UpgradeRefused(
                 "the running deployment is not this configuration (drift: "
                 f"{said}): upgrade rolls back to a configuration it knows, so it starts from one that runs"
             )
         prov = await bench_run.provenance(config, self.nodes)
         if not prov["serving"]:
-            raise Refused("nothing serves the model: upgrade needs a running deployment to fall back to")
+            raise UpgradeRefused(
+                "nothing serves the model: upgrade needs a running deployment to fall back to"
+            )
         since = time.time() - config["upgrade.bench_recent"]
         recent = self.store.latest(setup_key(prov), _load_key(self.params), since)
         if recent is not None:
@@ -314,7 +309,7 @@ class UpgradeRun:
         try:
             self.before = await self._bench(config, "upgrade: known-good")
         except bench_run.BenchError as exc:
-            raise Refused(f"the known-good deployment could not be benched: {exc}") from None
+            raise UpgradeRefused(f"the known-good deployment could not be benched: {exc}") from None
         self.step("known-good", "done", f"{config['image']}, bench run {self.before.id}")
 
     async def _bench(self, config: Config, origin: str) -> Run:
@@ -332,7 +327,9 @@ class UpgradeRun:
     async def _sync(self, candidate: Config) -> None:
         self.step("sync", "started", self.candidate_image)
         if not await sync_image(candidate, self.nodes, self.emit):
-            raise Refused(f"{self.candidate_image} could not be copied to every node (the cause is above)")
+            raise UpgradeRefused(
+                f"{self.candidate_image} could not be copied to every node (the cause is above)"
+            )
         self.step("sync", "done", f"{self.candidate_image} on every node")
 
     async def _check(self, candidate: Config) -> None:
@@ -354,7 +351,7 @@ class UpgradeRun:
             for r in failed:
                 self.step("check", "failed", f"{r.node} {r.id}: {r.message}")
             first = failed[0]
-            raise Refused(
+            raise UpgradeRefused(
                 f"{self.candidate_image} failed its check: {first.node} {first.id}: {first.message}"
                 + (f" ({len(failed) - 1} more)" if len(failed) > 1 else "")
             )
