@@ -12,7 +12,7 @@ import statistics
 import time
 from pathlib import Path
 
-from spark_tui.core.logs import LogLines
+from spark_tui.core.node.logs import LogLines
 from spark_tui.ui.app import SparkApp
 from spark_tui.ui.messages import LogStreamEvent
 from spark_tui.ui.screens.logs import LogsScreen
@@ -161,7 +161,7 @@ def bench_logs(
 
 def bench_first_frame(config_factory) -> dict:
     """Headless: time to the dashboard's first frame, and to every pane holding live data."""
-    from spark_tui.commands import build_app
+    from spark_tui.cli.commands import build_app
 
     t0 = time.perf_counter()
     app = config_factory(build_app)

@@ -10,8 +10,8 @@ import time
 
 
 def bench_inspection(cluster, nodes: int = 2, cached_runs: int = 20) -> dict:
-    from spark_tui.core.image_facts import FactsCache, facts_for
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.images.image_facts import FactsCache, facts_for
+    from spark_tui.core.node.nodes import Nodes
     from spark_tui.settings.resolve import Inputs, resolve
     from tests.cluster import cluster as tc
 

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from spark_tui.core import loadgen  # noqa: E402
+from spark_tui.core.bench import loadgen  # noqa: E402
 
 STANDIN = ROOT / "tests" / "cluster" / "standin" / "vllm_http.py"
 

@@ -106,7 +106,7 @@ def _persistent_refreshes(cluster, counts: list[int], repeats: int) -> dict[int,
 
     Per N: median wall ms, spark-tui's own CPU ms and the whole machine's CPU ms per refresh
     (the client plus the nodes' sshd, shells, stand-ins and dockerd, all on these cores)."""
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.node.nodes import Nodes
 
     async def measure():
         groups = {count: Nodes(_config_for(cluster, count)) for count in counts}
@@ -183,8 +183,8 @@ def bench_node_wait(cluster, counts: list[int], repeats: int, wait_s: float) -> 
 
 def _checks(cluster, counts: list[int], repeats: int) -> dict[int, dict]:
     """`check` on N nodes over connections already up: median wall ms, and vs 1 node."""
-    from spark_tui.core.check import run_checks
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.node.nodes import Nodes
+    from spark_tui.core.report.check import run_checks
 
     out = {}
     for count in counts:
@@ -212,11 +212,11 @@ def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 
 
     check runs `checks` times, up and down `cycles` times; medians. Next to each: spark-tui's own
     CPU and the whole machine's (the nodes' sshd, shells, dockerd and containerd share its cores)."""
-    from spark_tui.core.check import run_checks
-    from spark_tui.core.launch import Launch
-    from spark_tui.core.live import with_detected
-    from spark_tui.core.nodes import Nodes
-    from spark_tui.core.teardown import teardown
+    from spark_tui.core.launch.launch import Launch
+    from spark_tui.core.launch.live import with_detected
+    from spark_tui.core.launch.teardown import teardown
+    from spark_tui.core.node.nodes import Nodes
+    from spark_tui.core.report.check import run_checks
 
     cores = os.cpu_count() or 1
     out = {}
@@ -263,7 +263,7 @@ def bench_operations(cluster, counts: list[int], checks: int = 5, cycles: int = 
 
 def build_cockpit(build_app, cluster, count: int):
     """The cockpit as `spark-tui --cluster FILE` builds it, for the first-frame benchmark."""
-    from spark_tui.cli import _SettingsNamespace, build_parser
+    from spark_tui.cli.main import _SettingsNamespace, build_parser
 
     path = cluster.cluster_file(count, cluster.root / f"bench-cockpit-{count}.yaml")
     args = build_parser().parse_args(["--cluster", path], namespace=_SettingsNamespace())

@@ -65,8 +65,8 @@ def _requests(port: int, count: int) -> None:
 
 
 def bench_scrape(repeats: int = 200, dp: int = 2) -> dict:
-    from spark_tui.core.connection import LocalTransport
-    from spark_tui.core.serving_metrics import MetricsScraper
+    from spark_tui.core.node.connection import LocalTransport
+    from spark_tui.core.serving.serving_metrics import MetricsScraper
     from spark_tui.parsers.vllm_metrics import parse
 
     port = _free_port()
@@ -137,11 +137,11 @@ def bench_serving_keys(seconds: float = 10.0, interval: float = 1.0) -> dict:
     on this machine; every scrape redraws the four charts."""
     from textual import events
 
-    from spark_tui.core.connection import LocalTransport
-    from spark_tui.core.node_load import NodeLoadTracker
-    from spark_tui.core.serving_metrics import MetricsScraper
-    from spark_tui.core.serving_signals import all_signals
-    from spark_tui.core.serving_watch import ServingLook
+    from spark_tui.core.node.connection import LocalTransport
+    from spark_tui.core.serving.node_load import NodeLoadTracker
+    from spark_tui.core.serving.serving_metrics import MetricsScraper
+    from spark_tui.core.serving.serving_signals import all_signals
+    from spark_tui.core.serving.serving_watch import ServingLook
     from spark_tui.ui.app import SparkApp
     from spark_tui.ui.screens.serving import ServingScreen
     from tests.frozen import FrozenCore, cluster_config

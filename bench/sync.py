@@ -63,9 +63,9 @@ def _summary(rates: list[float]) -> dict:
 
 
 def bench_sync(cluster, image_mb: int = 200, model_mb: int = 200, rounds: int = 3) -> dict:
-    from spark_tui.core.live import with_detected
-    from spark_tui.core.nodes import Nodes
-    from spark_tui.core.sync import sync_image, sync_model
+    from spark_tui.core.launch.live import with_detected
+    from spark_tui.core.node.nodes import Nodes
+    from spark_tui.core.sync.sync import sync_image, sync_model
     from spark_tui.settings.resolve import Inputs, resolve
     from tests.cluster import cluster as tc
     from tests.test_sync import write_model

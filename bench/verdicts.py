@@ -39,9 +39,9 @@ def _finished_at(cluster, node) -> float | None:
 
 def _launch(cluster, tmp: Path, evidence, **flags) -> dict:
     """One failing `up`; `evidence(cluster, failed)` reads the evidence time before rollback."""
-    from spark_tui.core import events as ev
-    from spark_tui.core.launch import Launch
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.launch import events as ev
+    from spark_tui.core.launch.launch import Launch
+    from spark_tui.core.node.nodes import Nodes
     from spark_tui.settings.resolve import Inputs, resolve
     from tests.cluster import cluster as tc
 

@@ -1,3 +1,3 @@
-from spark_tui.cli import main
+from spark_tui.cli.main import main
 
 raise SystemExit(main())

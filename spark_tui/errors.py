@@ -15,8 +15,8 @@
     └── KnowledgeError            a malformed failure table (also a ValueError)
 
 Foreign libraries' errors are mapped into this tree at their doors, and only there: asyncssh's
-and the socket's in `core/connection.py` (a `NodeError` naming the node), the Docker SDK's and
-requests' in `core/engines.py` (`engines.door`, used by `Nodes.docker`: a transport failure
+and the socket's in `core/node/connection.py` (a `NodeError` naming the node), the Docker SDK's and
+requests' in `core/node/engines.py` (`engines.door`, used by `Nodes.docker`: a transport failure
 becomes an `EngineError`). An answer of a working Docker engine (`docker.errors.APIError`:
 NotFound, a conflict; `ContainerError`: the container ran and exited non-zero) is not a failure
 of the node and passes through unchanged. `Nodes.each` hands back every node's `NodeError` as a

@@ -36,7 +36,7 @@ def clean_env(monkeypatch, tmp_path):
 @pytest.fixture
 def run_cli(clean_env, capsys):
     """Run `spark-tui ARGS` in-process; returns (exit code, stdout, stderr)."""
-    from spark_tui.cli import main
+    from spark_tui.cli.main import main
 
     def run(*argv: str):
         code = main(list(argv))

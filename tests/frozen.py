@@ -12,16 +12,16 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from spark_tui.core import events as ev
-from spark_tui.core.check import CheckResult
-from spark_tui.core.image_facts import ImageFacts
 from spark_tui.core.image_table import ImageEntry, ImageListing
-from spark_tui.core.logs import LogLines, StreamState
-from spark_tui.core.model_cache import ModelConfig
+from spark_tui.core.images.image_facts import ImageFacts
+from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.nccl_nodes import per_node
+from spark_tui.core.models.model_cache import ModelConfig
 from spark_tui.core.monitor import ImageRow, NodeView
-from spark_tui.core.nccl_nodes import per_node
-from spark_tui.core.probes import ContainerState, GpuState, HostInfo, NodeSnapshot
-from spark_tui.core.redact import Redactor
+from spark_tui.core.node.logs import LogLines, StreamState
+from spark_tui.core.node.probes import ContainerState, GpuState, HostInfo, NodeSnapshot
+from spark_tui.core.node.redact import Redactor
+from spark_tui.core.report.check import CheckResult
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.nccl import NcclParser
 from spark_tui.settings.resolve import Inputs, resolve
@@ -349,11 +349,11 @@ class _FrozenFollower:
 
 def serving_look(config):
     """Two scrapes of the 0.11 samples 5 s apart, the head's GPU thermally slowed, twin idle."""
-    from spark_tui.core.node_load import NodeLoadTracker
-    from spark_tui.core.probes import new_marker
-    from spark_tui.core.serving_metrics import MetricsWindow
-    from spark_tui.core.serving_signals import all_signals
-    from spark_tui.core.serving_watch import ServingLook
+    from spark_tui.core.node.probes import new_marker
+    from spark_tui.core.serving.node_load import NodeLoadTracker
+    from spark_tui.core.serving.serving_metrics import MetricsWindow
+    from spark_tui.core.serving.serving_signals import all_signals
+    from spark_tui.core.serving.serving_watch import ServingLook
     from spark_tui.parsers.vllm_metrics import parse
 
     metrics = Path(__file__).parent / "data" / "metrics"

@@ -12,8 +12,8 @@ import os
 import sys
 import time
 
-from spark_tui.cli import _SettingsNamespace, build_parser
-from spark_tui.commands import build_app
+from spark_tui.cli.commands import build_app
+from spark_tui.cli.main import _SettingsNamespace, build_parser
 from spark_tui.ui.messages import JobDone
 from spark_tui.ui.screens.dialogs import ConfirmTeardown
 from spark_tui.ui.screens.wizard import WizardScreen

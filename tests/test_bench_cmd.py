@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core import bench_run, loadgen
-from spark_tui.core.bench_store import Store, StoreError, provenance_diff
+from spark_tui.core import bench_run
+from spark_tui.core.bench import loadgen
+from spark_tui.core.bench.bench_store import Store, StoreError, provenance_diff
 
 HERE = Path(__file__).parent
 

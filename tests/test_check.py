@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from spark_tui.core.check import run_checks
-from spark_tui.core.nodes import REACH_SCRIPT, Nodes
+from spark_tui.core.node.nodes import REACH_SCRIPT, Nodes
+from spark_tui.core.report.check import run_checks
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from spark_tui.cli import _SettingsNamespace, build_parser
-from spark_tui.commands import build_app
+from spark_tui.cli.commands import build_app
+from spark_tui.cli.main import _SettingsNamespace, build_parser
 from spark_tui.ui.messages import JobDone, TeardownProgress
 from spark_tui.ui.screens.dashboard import DashboardScreen
 from spark_tui.ui.screens.dialogs import ConfirmTeardown, HelpScreen

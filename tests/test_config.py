@@ -35,7 +35,7 @@ def test_readme_table_and_template_match_the_registry():
 
 
 def test_every_cluster_setting_has_env_flag_and_yaml_and_parses_from_each():
-    from spark_tui.cli import build_parser
+    from spark_tui.cli.main import build_parser
 
     parser = build_parser()
     flags = {opt for a in parser._actions for opt in a.option_strings}
@@ -46,7 +46,7 @@ def test_every_cluster_setting_has_env_flag_and_yaml_and_parses_from_each():
 
 
 def test_help_does_not_import_textual_or_asyncssh():
-    code = "import sys; from spark_tui.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('textual','asyncssh','docker')))"
+    code = "import sys; from spark_tui.cli.main import main\ntry: main(['--help'])\nexcept SystemExit: pass\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('textual','asyncssh','docker')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
     assert out.strip().splitlines()[-1] == "[]"
 

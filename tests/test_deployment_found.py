@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core.bench_store import Store
+from spark_tui.core.bench.bench_store import Store
 from spark_tui.core.cockpit import CockpitCore
-from spark_tui.core.deployment import bench_path
+from spark_tui.core.serving.deployment import bench_path
 from spark_tui.settings.resolve import Inputs, resolve
 from spark_tui.ui.screens.serving import figures_text
 from tests.cluster import cluster as tc

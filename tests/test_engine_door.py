@@ -1,6 +1,6 @@
 """One door to a node's engine, errors as values, one error tree.
 
-Over the source: the Docker SDK's failures are matched in one module (`core/engines.py`, under
+Over the source: the Docker SDK's failures are matched in one module (`core/node/engines.py`, under
 `Nodes.docker`), no module fans out over the nodes by hand (`Nodes.each` does), there is no
 public `Nodes.engine`, and every exception class is in the one documented tree. On the namespace
 test cluster: a stopped dockerd is an `EngineError` naming the node, a 404 passes unchanged, and
@@ -18,17 +18,17 @@ import pytest
 import requests
 
 from spark_tui import errors
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.errors import EngineError, NodeError, SparkTuiError
 from tests.test_launch import config_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted([*(ROOT / "spark_tui").rglob("*.py"), *(ROOT / "bench").rglob("*.py")])
-DOOR = ROOT / "spark_tui" / "core" / "engines.py"
-FAN_OUT = ROOT / "spark_tui" / "core" / "nodes.py"
+DOOR = ROOT / "spark_tui" / "core" / "node" / "engines.py"
+FAN_OUT = ROOT / "spark_tui" / "core" / "node" / "nodes.py"
 # Fan-outs over something other than the nodes: one task per image (each bounded per node), one
 # per load-generating client.
-NOT_OVER_NODES = {"spark_tui/core/image_table.py", "spark_tui/core/loadgen.py"}
+NOT_OVER_NODES = {"spark_tui/core/image_table.py", "spark_tui/core/bench/loadgen.py"}
 
 
 def trees():

@@ -1,4 +1,4 @@
-"""Events say themselves (core/events.py), shown by the core's one rule (inert, then masked):
+"""Events say themselves (core/launch/events.py), shown by the core's one rule (inert, then masked):
 the CLI and the wizard print the same words for every event type, and no face masks on its own."""
 
 import asyncio
@@ -13,11 +13,11 @@ from textual.app import App
 from textual.widgets import Log
 
 import spark_tui
-from spark_tui.commands import _event_printer
-from spark_tui.core import events as ev
-from spark_tui.core.launch import Launch
-from spark_tui.core.redact import Redactor
-from spark_tui.core.sync import _Run
+from spark_tui.cli.commands import _event_printer
+from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.launch import Launch
+from spark_tui.core.node.redact import Redactor
+from spark_tui.core.sync.sync import _Run
 from spark_tui.ui.messages import LaunchProgress
 from spark_tui.ui.screens.wizard.launch import LaunchStep
 from tests.frozen import FrozenCore, cluster_config

@@ -219,7 +219,7 @@ def test_report_with_fabric_has_the_rows(cluster, tmp_path, run_cli):
 
 
 def test_the_fabric_record_is_read_as_hostile_input(tmp_path):
-    from spark_tui.core import fabric_record
+    from spark_tui.core.fabric import fabric_record
 
     env = {"XDG_STATE_HOME": str(tmp_path)}
     rows = [{"sender": "a", "receiver": "b", "netdev": "enp1s0f1np1", "gbps": 97.3, "tool": "iperf3"}]

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from spark_tui.core import events as ev
-from spark_tui.core.launch import Launch
+from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.launch import Launch
 from spark_tui.core.monitor import Monitor
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.ui.screens.logs import LogsScreen
 from tests.cluster import cluster as tc
 from tests.test_cockpit import containers, make_app, until

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from rich.text import Text
 from textual.widgets import DataTable, Log, Static
 
-from spark_tui.core import events as ev
-from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.core.launch import events as ev
+from spark_tui.core.node.logs import LogLines, StreamState
 from spark_tui.parsers.text import inert
 from spark_tui.ui.app import SparkApp
 from spark_tui.ui.screens.dialogs import ConfirmTeardown

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core.check import run_checks
-from spark_tui.core.image_checks import default_cache
-from spark_tui.core.image_facts import PROBE, FactsCache, ImageFacts, merge_probe
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.images.image_checks import default_cache
+from spark_tui.core.images.image_facts import PROBE, FactsCache, ImageFacts, merge_probe
+from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.report.check import run_checks
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 

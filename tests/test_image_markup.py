@@ -7,7 +7,7 @@ import dataclasses
 
 from rich.text import Text
 
-from spark_tui.core.image_facts import ImageFacts, from_attrs, merge_probe
+from spark_tui.core.images.image_facts import ImageFacts, from_attrs, merge_probe
 from spark_tui.ui.app import SparkApp
 from spark_tui.ui.screens.wizard import WizardScreen
 from tests.frozen import FrozenCore, cluster_config

@@ -55,8 +55,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_graph_sees_imports():
     graph = import_graph()
-    assert "spark_tui.settings.resolve" in graph["spark_tui.cli"] or any(
-        "spark_tui.settings" in t for t in graph["spark_tui.cli"]
+    assert "spark_tui.settings.resolve" in graph["spark_tui.cli.main"] or any(
+        "spark_tui.settings" in t for t in graph["spark_tui.cli.main"]
     )
 
 
@@ -70,3 +70,71 @@ def test_core_and_parsers_know_no_textual():
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         assert not [n for n in names if n.startswith(("textual", "spark_tui.ui"))], path
+
+
+# The rooms, bottom to top: a module imports only from its own room or rooms below it. Rooms on
+# one line are side by side (neither imports the other). The cockpit core (core/cockpit.py and
+# the operations over everything: monitor, image_table, bench_run, upgrade) sits on core's top.
+LAYERS = [
+    ["spark_tui", "spark_tui.parsers.text", "spark_tui.secret_names", "spark_tui.paths"],
+    ["spark_tui.errors"],
+    ["spark_tui.parsers"],
+    ["spark_tui.settings", "spark_tui.knowledge"],
+    ["spark_tui.diagnose"],
+    ["spark_tui.core.node"],
+    ["spark_tui.core.models"],
+    ["spark_tui.core.launch"],
+    ["spark_tui.core.images", "spark_tui.core.sync"],
+    ["spark_tui.core.fabric"],
+    ["spark_tui.core.bench"],
+    ["spark_tui.core.serving"],
+    ["spark_tui.core.report"],
+    ["spark_tui.core"],
+    ["spark_tui.ui"],
+    ["spark_tui.cli"],
+    ["spark_tui.__main__"],
+]
+
+
+def room_of(module: str) -> tuple[int, str]:
+    """The layer and room of a module: the longest room name it falls under."""
+    best = (-1, "")
+    for level, rooms in enumerate(LAYERS):
+        for room in rooms:
+            if (module == room or module.startswith(room + ".")) and len(room) > len(best[1]):
+                best = (level, room)
+    return best
+
+
+def test_every_module_is_in_a_room():
+    assert [m for m in import_graph() if room_of(m)[0] < 0] == []
+
+
+def test_rooms_import_only_downwards():
+    wrong = []
+    for module, targets in import_graph().items():
+        level, room = room_of(module)
+        for target in targets:
+            t_level, t_room = room_of(target)
+            if t_room != room and t_level >= level:
+                wrong.append(f"{module} -> {target}")
+    assert wrong == []
+
+
+def test_nothing_outside_the_cli_imports_it():
+    assert [
+        f"{m} -> {t}"
+        for m, targets in import_graph().items()
+        for t in targets
+        if t.startswith("spark_tui.cli") and not m.startswith(("spark_tui.cli", "spark_tui.__main__"))
+    ] == []
+
+
+def test_the_layer_test_sees_a_wrong_import():
+    assert room_of("spark_tui.core.node.nodes")[0] < room_of("spark_tui.core.launch.launch")[0]
+    assert room_of("spark_tui.core.cockpit")[1] == "spark_tui.core"
+    assert (
+        room_of("spark_tui.parsers.text")[0]
+        < room_of("spark_tui.errors")[0]
+        < room_of("spark_tui.parsers.nccl")[0]
+    )

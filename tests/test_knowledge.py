@@ -402,7 +402,7 @@ def test_every_entry_matches_a_real_sample_of_its_own():
     each reader entry is produced from a real output. spark-tui's own exit line is matched as
     launch.py writes it."""
     from spark_tui import diagnose
-    from spark_tui.core.launch import SERVE_EXIT
+    from spark_tui.core.launch.launch import SERVE_EXIT
 
     named = {f.id for p in SAMPLES.glob("*.log") for f in scan(p.read_text())}
     named |= {f.id for f in scan(f"{SERVE_EXIT} 1")}
@@ -478,8 +478,8 @@ def test_the_packaged_table_loads_and_an_id_is_used_once():
 
 
 def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(capsys):
-    from spark_tui.commands import _event_printer
-    from spark_tui.core.failure_watch import diagnosis
+    from spark_tui.cli.commands import _event_printer
+    from spark_tui.core.launch.failure_watch import diagnosis
     from spark_tui.knowledge import Watch
 
     w = Watch("spark-2")
@@ -492,7 +492,7 @@ def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(cap
 
         show = mask
 
-    event = event.shown(Mask().show)  # as the core emits it (core/events.py shown_by)
+    event = event.shown(Mask().show)  # as the core emits it (core/launch/events.py shown_by)
     _event_printer(False, Mask())(event)
     text = capsys.readouterr().out
     assert (
@@ -507,7 +507,7 @@ def test_a_workers_oom_is_one_text_whichever_path_names_it():
     """A Ray worker's OOM reaches the head's log under the worker's prefix. The knowledge base
     (reading every line) and the launch's attribution (vLLM's failing rank) can each name it
     first: both give the same text, for the worker, saying it was read in the head's log."""
-    from spark_tui.core.failure_watch import FailureWatch, cause_text
+    from spark_tui.core.launch.failure_watch import FailureWatch, cause_text
     from spark_tui.parsers.vllm import VllmParser
 
     prefix = "(RayWorkerWrapper pid=4242, ip=10.231.7.13) "

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from spark_tui.core import events as ev
+from spark_tui.core.launch import events as ev
 from tests.test_launch import config_for, containers, launch
 
 pytestmark = pytest.mark.cluster

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core import events as ev
-from spark_tui.core.drift import drift
-from spark_tui.core.launch import Launch
-from spark_tui.core.live import with_detected
-from spark_tui.core.nodes import Nodes
-from spark_tui.core.teardown import teardown
+from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.drift import drift
+from spark_tui.core.launch.launch import Launch
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.launch.teardown import teardown
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 
@@ -485,8 +485,8 @@ def test_status_names_the_worker_whose_rank_failed(cluster, tmp_path, run_cli):
 
 def test_status_watch_reads_each_log_head_once(cluster, tmp_path, monkeypatch):
     """NCCL sets up at the start of a log: once it has, `status --watch` rounds read no log again."""
-    from spark_tui.core import engines
-    from spark_tui.core.cluster_state import cluster_state
+    from spark_tui.core.node import engines
+    from spark_tui.core.report.cluster_state import cluster_state
 
     config = config_for(cluster, 2, tmp_path, executor="ray")
     ok, _, _ = asyncio.run(launch(config))
@@ -531,7 +531,7 @@ def test_setting_values_with_shell_metacharacters_never_execute(cluster, tmp_pat
 
 
 def test_unset_netdev_and_hca_are_detected_and_labelled(cluster, tmp_path):
-    from spark_tui.core.probes import detected_values
+    from spark_tui.core.node.probes import detected_values
 
     path = cluster.cluster_file(2, tmp_path / "nodetect.yaml")
     text = "".join(

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core import events as ev
-from spark_tui.core.check import run_checks
-from spark_tui.core.memory_fit import parse_guard, utilization
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.launch import events as ev
+from spark_tui.core.models.memory_fit import parse_guard, utilization
+from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.report.check import run_checks
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 from tests.test_launch import containers, launch
@@ -70,8 +70,8 @@ def test_utilization_is_read_from_vllm_args(tmp_path, cluster):
 
 
 def test_weights_are_estimated_from_config_json_when_no_shards_are_cached():
-    from spark_tui.core.memory_fit import weights
-    from spark_tui.core.model_cache import ModelConfig
+    from spark_tui.core.models.memory_fit import weights
+    from spark_tui.core.models.model_cache import ModelConfig
 
     # Llama-3.1-8B's config.json: 32 layers, hidden 4096, 8 of 32 heads for k/v, bf16.
     data = {

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core.model_files import complete_rows, manifests
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.models.model_files import complete_rows, manifests
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 
 GOOD = {

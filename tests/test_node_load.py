@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from spark_tui.core.node_load import LOAD_SCRIPT, NEW, OLD, NodeLoadTracker
-from spark_tui.core.probes import new_marker
+from spark_tui.core.node.probes import new_marker
+from spark_tui.core.serving.node_load import LOAD_SCRIPT, NEW, OLD, NodeLoadTracker
 from spark_tui.parsers import node_load
 
 # The real GB10 line from NVIDIA/open-gpu-kernel-modules#1358 and vllm#56824, as dmesg prints it.
@@ -119,7 +119,7 @@ def test_link_rates_per_twin_and_rdma_words():
 def test_load_script_on_a_namespace_node(cluster, tmp_path):
     """The script in a node's own shell: the stand-in nvidia-smi's GB10 row, then its throttle knob and
     an old driver; the namespace interface's real counters move when traffic crosses it."""
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.node.nodes import Nodes
     from spark_tui.settings.resolve import Inputs, resolve
     from tests.cluster import cluster as tc
 

@@ -5,10 +5,10 @@ refresh exception ended the whole cockpit. Each is read now as "no value", never
 import asyncio
 
 from spark_tui import diagnose
-from spark_tui.core import probes
-from spark_tui.core.logs import split_timestamp
-from spark_tui.core.memory_fit import parse_guard
-from spark_tui.core.model_files import Manifest
+from spark_tui.core.models.memory_fit import parse_guard
+from spark_tui.core.models.model_files import Manifest
+from spark_tui.core.node import probes
+from spark_tui.core.node.logs import split_timestamp
 from spark_tui.parsers import gpu, nccl, netif, vllm
 from tests.frozen import FrozenCore, cluster_config
 

@@ -3,7 +3,7 @@
 import json
 import shlex
 
-from spark_tui.core import plan
+from spark_tui.core.launch import plan
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.helpers import ROOT
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from spark_tui.core.connection import HostKeyError, NodeError, SshTransport
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.node.connection import HostKeyError, NodeError, SshTransport
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 

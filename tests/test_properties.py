@@ -11,9 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_tui import diagnose
-from spark_tui.core import memory_fit, probes
-from spark_tui.core.logs import split_timestamp
-from spark_tui.core.model_files import Manifest
+from spark_tui.core.models import memory_fit
+from spark_tui.core.models.model_files import Manifest
+from spark_tui.core.node import probes
+from spark_tui.core.node.logs import split_timestamp
 from spark_tui.parsers import docker_text, gpu, nccl, netif, vllm
 
 FRAGMENTS = [
@@ -217,7 +218,7 @@ metrics_text = st.lists(st.one_of(st.text(max_size=20), st.sampled_from(METRIC_F
 @given(metrics_text, metrics_text)
 def test_metrics_reading_raises_only_its_own_one_line_error(first, second):
     """Any answer becomes figures or a MetricsError of one line, never another exception."""
-    from spark_tui.core.serving_metrics import MetricsWindow
+    from spark_tui.core.serving.serving_metrics import MetricsWindow
     from spark_tui.parsers.vllm_metrics import MetricsError, Reader, parse_stat_lines
 
     reader, window = Reader(), MetricsWindow(60.0)
@@ -242,7 +243,7 @@ def test_metrics_reading_raises_only_its_own_one_line_error(first, second):
     )
 )
 def test_node_load_sections_never_raise(sections):
-    from spark_tui.core.node_load import NodeLoadTracker
+    from spark_tui.core.serving.node_load import NodeLoadTracker
 
     tracker = NodeLoadTracker("spark-1", "enp1s0f1np1")
     mark = probes.new_marker()

@@ -6,7 +6,7 @@ import json
 import textwrap
 
 from spark_tui import diagnose
-from spark_tui.core.nccl_nodes import node_of, per_node
+from spark_tui.core.launch.nccl_nodes import node_of, per_node
 from spark_tui.diagnose import paste
 from spark_tui.parsers import nccl, ray_lines, vllm
 from spark_tui.settings.resolve import Inputs, resolve

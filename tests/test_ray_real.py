@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from spark_tui.core import events as ev
+from spark_tui.core.launch import events as ev
 from tests.cluster import cluster as tc
 from tests.cluster.images import FAILURES
 from tests.test_check import checks

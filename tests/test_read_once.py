@@ -33,7 +33,7 @@ def hook(event, args):
             opens[path] = opens.get(path, 0) + 1
 sys.addaudithook(hook)
 atexit.register(lambda: sys.stderr.write("OPENS " + json.dumps(opens) + "\\n"))
-from spark_tui.cli import main
+from spark_tui.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -155,8 +155,8 @@ def test_the_commands_open_their_cluster_one_way():
 
     from tests.helpers import ROOT as root
 
-    for name in ("commands.py", "bench_command.py", "cli.py"):
-        tree = ast.parse((root / "spark_tui" / name).read_text())
+    for name in ("cli/commands.py", "bench.py", "upgrade.py", "main.py"):
+        tree = ast.parse((root / "spark_tui" / "cli" / name).read_text())
         owners = {
             id(inner): outer.name
             for outer in ast.walk(tree)

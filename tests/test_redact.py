@@ -1,6 +1,6 @@
 """The redactor's order and reach: inert first, then masked; short secrets masked as whole words."""
 
-from spark_tui.core.redact import Redactor
+from spark_tui.core.node.redact import Redactor
 from spark_tui.parsers.text import inert
 from tests.frozen import cluster_config
 

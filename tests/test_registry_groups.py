@@ -68,8 +68,8 @@ def test_the_finder_flags_a_lookup_the_registry_lacks():
 
 # Literal collections whose strings happen to be setting names but name something else.
 NOT_SETTING_LISTS = {
-    ("cli.py", ("image", "model")): "what `sync` copies",
-    ("core/bench_store.py", ("image_id", "config_hash", "model", "revision", "nodes", "executor")): (
+    ("cli/main.py", ("image", "model")): "what `sync` copies",
+    ("core/bench/bench_store.py", ("image_id", "config_hash", "model", "revision", "nodes", "executor")): (
         "fields of a bench run's provenance record"
     ),
     ("settings/model.py", ("default", "detected", "user", "cluster", "env", "flag", "interactive")): (

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from spark_tui.core import events as ev
-from spark_tui.core.launch import Launch
-from spark_tui.core.live import with_detected
-from spark_tui.core.nodes import Nodes
-from spark_tui.core.supervise import Supervisor
+from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.launch import Launch
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.launch.supervise import Supervisor
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 from tests.test_sync import config_for as cache_cluster_file

@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from spark_tui.core.redact import Redactor
+from spark_tui.core.node.redact import Redactor
 from spark_tui.secret_names import SECRET_NAME, mask_args, secret_values
 from tests.cluster import cluster as tc
 from tests.frozen import cluster_config

@@ -58,7 +58,7 @@ def test_status_json_masks_the_token_and_secret_named_env_of_own_containers(clus
 )
 def test_facts_cache_refuses_an_image_id_that_is_not_a_sha256(tmp_path, image_id):
     """The ID comes from a node's engine: `../../x` wrote outside the cache directory."""
-    from spark_tui.core.image_facts import FactsCache, ImageFacts
+    from spark_tui.core.images.image_facts import FactsCache, ImageFacts
 
     cache = FactsCache(tmp_path / "a" / "b" / "images")
     cache.put(ImageFacts(image_id, vllm="0.12.0"))
@@ -67,7 +67,7 @@ def test_facts_cache_refuses_an_image_id_that_is_not_a_sha256(tmp_path, image_id
 
 
 def test_facts_cache_refuses_cached_facts_of_the_wrong_type(tmp_path):
-    from spark_tui.core.image_facts import FactsCache, ImageFacts
+    from spark_tui.core.images.image_facts import FactsCache, ImageFacts
 
     good = "sha256:" + "ab" * 32
     cache = FactsCache(tmp_path / "images")
@@ -95,7 +95,7 @@ def test_every_image_facts_field_has_a_cache_type_check():
     """A field added to ImageFacts without its check would make every cached file unreadable."""
     import dataclasses
 
-    from spark_tui.core.image_facts import _FIELD_OK, ImageFacts
+    from spark_tui.core.images.image_facts import _FIELD_OK, ImageFacts
 
     assert set(_FIELD_OK) == {f.name for f in dataclasses.fields(ImageFacts)}
 
@@ -106,9 +106,9 @@ def test_every_image_facts_field_has_a_cache_type_check():
 def _launch(cluster, tmp_path, **flags):
     import asyncio
 
-    from spark_tui.core.launch import Launch
-    from spark_tui.core.live import with_detected
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.launch.launch import Launch
+    from spark_tui.core.launch.live import with_detected
+    from spark_tui.core.node.nodes import Nodes
     from spark_tui.settings.resolve import Inputs, resolve
 
     path = cluster.cluster_file(2, tmp_path / "c2.yaml")
@@ -135,7 +135,7 @@ def _launch(cluster, tmp_path, **flags):
 def test_a_models_answer_of_the_wrong_shape_fails_the_launch_and_rolls_back(cluster, tmp_path):
     """/v1/models answering `{"data": null}` raised TypeError out of Launch.run: the containers
     stayed. Now the answer is read as "lists nothing" and the launch ends by its timeout, rolled back."""
-    from spark_tui.core import events as ev
+    from spark_tui.core.launch import events as ev
 
     env = {"SPARK_TEST_SHARD_DELAY": "0.02", "SPARK_TEST_MODELS_BODY": '{"data": null}'}
     ok, got, left = _launch(cluster, tmp_path, env=env, **{"timeouts.ready": 8.0})
@@ -148,8 +148,8 @@ def test_a_models_answer_of_the_wrong_shape_fails_the_launch_and_rolls_back(clus
 @pytest.mark.cluster
 def test_any_unexpected_exception_rolls_back_and_is_named_an_internal_error(cluster, tmp_path, monkeypatch):
     """A bug of ours (here: the readiness question raising a TypeError) must not leave containers."""
-    from spark_tui.core import events as ev
-    from spark_tui.core import serving
+    from spark_tui.core.launch import events as ev
+    from spark_tui.core.launch import serving
 
     async def broken(config, transport):
         raise TypeError("'NoneType' object is not iterable")
@@ -170,8 +170,8 @@ def test_a_gpu_process_name_cannot_replace_the_home_section(cluster, tmp_path):
     name carrying the section marker replaced `home`, so `~` in a volume pointed at /tmp/evil."""
     import asyncio
 
-    from spark_tui.core.live import with_detected
-    from spark_tui.core.nodes import Nodes
+    from spark_tui.core.launch.live import with_detected
+    from spark_tui.core.node.nodes import Nodes
     from spark_tui.settings.resolve import Inputs, resolve
 
     # The stand-in drops each line's first column (the capture's gpu_uuid), as it does for real
@@ -205,7 +205,7 @@ def test_a_gpu_process_name_cannot_replace_the_home_section(cluster, tmp_path):
 
 
 def test_probe_sections_are_accepted_once_and_only_under_the_call_s_marker():
-    from spark_tui.core.probes import split_sections
+    from spark_tui.core.node.probes import split_sections
 
     text = "M home\n/root\nM home\n/tmp/evil\nOTHER ip\n[]\nM uname\n6.11 aarch64\n"
     assert split_sections(text, "M") == {"home": "/root", "uname": "6.11 aarch64"}
@@ -215,7 +215,7 @@ def test_probe_sections_are_accepted_once_and_only_under_the_call_s_marker():
 
 
 def _ssh_transport(cluster, tmp_path, node, **flags):
-    from spark_tui.core.connection import SshTransport
+    from spark_tui.core.node.connection import SshTransport
     from spark_tui.settings.resolve import Inputs, resolve
 
     path = cluster.cluster_file(2, tmp_path / "c2.yaml")
@@ -262,7 +262,7 @@ def test_accept_new_creates_a_missing_known_hosts_private_to_the_user(cluster, t
 def test_strict_mode_says_the_known_hosts_file_does_not_exist(cluster, tmp_path):
     import asyncio
 
-    from spark_tui.core.connection import HostKeyError
+    from spark_tui.core.node.connection import HostKeyError
 
     kh = tmp_path / "nowhere" / "known_hosts"
     t = _ssh_transport(cluster, tmp_path, cluster.nodes[0], known_hosts=str(kh))
@@ -404,7 +404,7 @@ def test_images_all_runs_every_image_confined(cluster, tmp_path, run_cli, hostil
 def _config_of(argv, environ, stdin=None, monkeypatch=None):
     import io
 
-    from spark_tui.cli import _SettingsNamespace, build_parser
+    from spark_tui.cli.main import _SettingsNamespace, build_parser
     from spark_tui.settings.flags import load_config
 
     if stdin is not None:

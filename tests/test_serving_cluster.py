@@ -70,8 +70,8 @@ def test_watch_scrapes_through_the_head_connection_and_names_an_idle_twin(cluste
 
     import httpx
 
-    from spark_tui.core.nodes import Nodes
-    from spark_tui.core.serving_watch import ServingWatch
+    from spark_tui.core.node.nodes import Nodes
+    from spark_tui.core.serving.serving_watch import ServingWatch
     from spark_tui.settings.resolve import Inputs, resolve
 
     head, worker = cluster.nodes[:2]
@@ -159,7 +159,7 @@ def test_status_reads_the_launched_containers_metrics_with_their_series(cluster,
     import asyncio
     import threading
 
-    from spark_tui.core import loadgen
+    from spark_tui.core.bench import loadgen
 
     path = cluster.cluster_file(2, tmp_path / "c2.yaml")
     # The data link measured before the launch: the panes and status set its traffic beside it.

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core.connection import LocalTransport
-from spark_tui.core.serving_metrics import MetricsScraper, MetricsWindow
+from spark_tui.core.node.connection import LocalTransport
+from spark_tui.core.serving.serving_metrics import MetricsScraper, MetricsWindow
 from spark_tui.parsers.vllm_metrics import (
     MetricsError,
     looks_like_exposition,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spark_tui.core.node_load import NodeLoadTracker
-from spark_tui.core.serving_metrics import Figure, MetricsWindow, ServingFigures
-from spark_tui.core.serving_signals import all_signals, decode_falling, node_signals, serving_signals
+from spark_tui.core.serving.node_load import NodeLoadTracker
+from spark_tui.core.serving.serving_metrics import Figure, MetricsWindow, ServingFigures
+from spark_tui.core.serving.serving_signals import all_signals, decode_falling, node_signals, serving_signals
 from spark_tui.parsers.vllm_metrics import parse
 from tests.test_node_load import GB10_ROW, MARK, NO_MEMORY, XID, probe_text
 

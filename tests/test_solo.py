@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from spark_tui.core import plan
+from spark_tui.core.launch import plan
 from spark_tui.settings.resolve import Inputs, resolve
 
 ONE_SSH = "image: img\nmodel: org/m\nnodes:\n  - {name: solo1, host: spark-a.lan}\n"

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core import events as ev
-from spark_tui.core.connection import LocalTransport
-from spark_tui.core.drift import drift
-from spark_tui.core.live import with_detected
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.drift import drift
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.node.connection import LocalTransport
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 from tests.helpers import DATA, ROOT

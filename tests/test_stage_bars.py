@@ -6,8 +6,8 @@ import io
 import pytest
 from rich.console import Console
 
-from spark_tui.core import events as ev
-from spark_tui.stage_bars import StageBars
+from spark_tui.cli.bars import StageBars
+from spark_tui.core.launch import events as ev
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core import events as ev
-from spark_tui.core.check import run_checks
-from spark_tui.core.live import with_detected
-from spark_tui.core.model_files import manifests
-from spark_tui.core.nodes import Nodes
-from spark_tui.core.sync import sync_image, sync_model
+from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.models.model_files import manifests
+from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.report.check import run_checks
+from spark_tui.core.sync.sync import sync_image, sync_model
 from spark_tui.settings.resolve import Inputs, resolve
 from tests.cluster import cluster as tc
 
@@ -272,7 +272,7 @@ def test_model_on_one_node_is_synced_to_three_others_and_then_complete(cluster, 
 def test_a_source_announcing_more_entries_than_a_cache_entry_holds_is_refused(cluster, tmp_path, monkeypatch):
     """Issue 23, finding 16: no entry limit let a compromised source make targets create files
     without end. The limit (100000) is lowered here to the test model's size."""
-    from spark_tui.core import sync
+    from spark_tui.core.sync import sync
 
     caches = {n.name: tmp_path / f"hf-{n.name}" for n in cluster.nodes[:2]}
     write_model(caches[cluster.nodes[0].name])  # 15 entries: 5 blobs, 5 links, refs/main, 4 dirs

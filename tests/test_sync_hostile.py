@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from spark_tui.core.sync_programs import SEND_FILES
+from spark_tui.core.node.sync_programs import SEND_FILES
 from tests.test_sync_programs import SYNC_ID, TOKEN, receiving
 
 HEX40, HEX64 = "a1" * 20, "b2" * 32

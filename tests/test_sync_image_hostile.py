@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.core import events as ev
-from spark_tui.core.sync import stream_cap
-from spark_tui.core.sync_image_program import RECEIVE
+from spark_tui.core.launch import events as ev
+from spark_tui.core.sync.sync import stream_cap
+from spark_tui.core.sync.sync_image_program import RECEIVE
 from tests.cluster import cluster as tc
 
 pytestmark = pytest.mark.cluster

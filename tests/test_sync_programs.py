@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from spark_tui.core.sync_programs import RECEIVE_FILES, SEND_FILES
+from spark_tui.core.node.sync_programs import RECEIVE_FILES, SEND_FILES
 
 TOKEN = "0123456789abcdef"
 SYNC_ID = "spark-tui-sync-test"

@@ -1,4 +1,4 @@
-"""The image receiver's tar walk (core/sync_image_program.py TAR_GATE), run in-process: any
+"""The image receiver's tar walk (core/sync/sync_image_program.py TAR_GATE), run in-process: any
 archive that names only the image asked for passes byte for byte, however the stream is cut into
 blocks; an archive naming another image, however it hides the name, is refused before the gate
 has passed the member that names it (the real engine's side is in test_sync_image_hostile.py)."""
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from spark_tui.core.sync_image_program import TAR_GATE
+from spark_tui.core.sync.sync_image_program import TAR_GATE
 
 GATE: dict = {}
 exec(TAR_GATE, GATE)  # noqa: S102 (the program text the node runs, run here as it is)

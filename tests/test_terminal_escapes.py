@@ -11,12 +11,12 @@ import threading
 
 import pytest
 
-from spark_tui.core import probes
-from spark_tui.core.logs import StreamState
-from spark_tui.core.probes import ContainerState, GpuState, NodeSnapshot
+from spark_tui.core.node import probes
+from spark_tui.core.node.logs import StreamState
+from spark_tui.core.node.probes import ContainerState, GpuState, NodeSnapshot
+from spark_tui.core.report.status_text import render
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.text import inert
-from spark_tui.status_text import render
 from tests.frozen import FrozenCore, cluster_config
 
 # An OSC title write, a screen clear, an 8-bit CSI (C1) and other C1 controls (NEL, DCS, OSC).

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from spark_tui.core.logs import LogCursor, since_seconds, split_timestamp
+from spark_tui.core.node.logs import LogCursor, since_seconds, split_timestamp
 from spark_tui.errors import ConfigError
 from spark_tui.settings.keys import BY_ID, KEYS, validate_keymap
 from spark_tui.ui.screens.wizard.step import short_paths

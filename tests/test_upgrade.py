@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from spark_tui.core.bench_store import Store, upgrades
+from spark_tui.core.bench.bench_store import Store, upgrades
 from tests.cluster import cluster as tc
 from tests.test_image_facts import hf_cache
 
@@ -257,7 +257,7 @@ def test_the_upgrade_key_opens_the_screen_and_shows_each_step_inert():
 def test_the_verdict_follows_the_thresholds_settings():
     """judge() on recorded runs: the defaults roll back a 15% slower decode and a 25% later TTFT;
     the upgrade.* settings move the lines; errors beyond upgrade.max_errors always count."""
-    from spark_tui.core.bench_store import Run
+    from spark_tui.core.bench.bench_store import Run
     from spark_tui.core.upgrade import Thresholds, judge
 
     def run(decode, ttft, errors=None):

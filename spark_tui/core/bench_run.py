@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 import docker
 
 from spark_tui import __version__
-from spark_tui.core import loadgen
-from spark_tui.core.bench_store import Run, Store, provenance_diff
-from spark_tui.core.cluster_state import cluster_state
-from spark_tui.core.errors import NodeError
-from spark_tui.core.image_checks import default_cache, effective_facts
-from spark_tui.core.live import with_detected
-from spark_tui.core.model_files import manifests
-from spark_tui.core.nodes import Nodes
-from spark_tui.core.plan import config_hash
+from spark_tui.core.bench import loadgen
+from spark_tui.core.bench.bench_store import Run, Store, provenance_diff
+from spark_tui.core.images.image_checks import default_cache, effective_facts
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.launch.plan import config_hash
+from spark_tui.core.models.model_files import manifests
+from spark_tui.core.node.errors import NodeError
+from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.report.cluster_state import cluster_state
 from spark_tui.errors import BenchError
 from spark_tui.paths import state_dir
 from spark_tui.settings.resolve import Config

@@ -2,7 +2,7 @@
 
 The Textual app holds a CockpitCore and nothing else from the core; widgets never see
 SSH, Docker or parsers. Operations report through `emit` with the typed events of
-core/events.py, core/logs.py and core/check.py, the same ones the headless CLI prints.
+core/launch/events.py, core/node/logs.py and core/report/check.py, the same ones the headless CLI prints.
 """
 
 from __future__ import annotations
@@ -11,21 +11,21 @@ import dataclasses
 from collections.abc import Callable
 from typing import Protocol
 
-from spark_tui.core.check import CheckResult, run_checks
-from spark_tui.core.deployment import find as find_deployment
-from spark_tui.core.drift import drift
-from spark_tui.core.events import LaunchEvent, TeardownEvent
 from spark_tui.core.image_table import ImageListing, listing
-from spark_tui.core.launch import Launch
-from spark_tui.core.live import with_detected
-from spark_tui.core.logs import LogFollower, LogLines, StreamState
+from spark_tui.core.launch.drift import drift
+from spark_tui.core.launch.events import LaunchEvent, TeardownEvent
+from spark_tui.core.launch.launch import Launch
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.launch.teardown import teardown
 from spark_tui.core.monitor import Monitor, NodeView
-from spark_tui.core.nodes import Nodes
-from spark_tui.core.probes import detected_values
-from spark_tui.core.redact import Redactor
-from spark_tui.core.serving_watch import ServingLook, ServingWatch
-from spark_tui.core.sync import sync_image, sync_model
-from spark_tui.core.teardown import teardown
+from spark_tui.core.node.logs import LogFollower, LogLines, StreamState
+from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.node.probes import detected_values
+from spark_tui.core.node.redact import Redactor
+from spark_tui.core.report.check import CheckResult, run_checks
+from spark_tui.core.serving.deployment import find as find_deployment
+from spark_tui.core.serving.serving_watch import ServingLook, ServingWatch
+from spark_tui.core.sync.sync import sync_image, sync_model
 from spark_tui.core.upgrade import UpgradeOutcome
 from spark_tui.settings.model import NOTHING_DETECTED
 from spark_tui.settings.registry import BY_KEY, CONNECTION_KEYS
@@ -33,7 +33,7 @@ from spark_tui.settings.resolve import Config, check_cockpit_settings, relayer
 
 
 class Follower(Protocol):
-    """A log stream of one container (core/logs.py LogFollower)."""
+    """A log stream of one container (core/node/logs.py LogFollower)."""
 
     def start(self) -> object: ...
 
@@ -133,7 +133,7 @@ class CockpitCore:
         if view.snapshot.reachable:
             known = self.config.detected
             found = detected_values(self.config, [view.snapshot]).get(node, NOTHING_DETECTED)
-            # model.complete is asked by a launch (core/live.py), not by each refresh: kept.
+            # model.complete is asked by a launch (core/launch/live.py), not by each refresh: kept.
             was = known.get(node, NOTHING_DETECTED)
             found = dataclasses.replace(found, model_complete=was.model_complete)
             if found != was:
@@ -177,7 +177,7 @@ class CockpitCore:
         from pathlib import Path
 
         from spark_tui.core import bench_run
-        from spark_tui.core.bench_store import Store, StoreError
+        from spark_tui.core.bench.bench_store import Store, StoreError
         from spark_tui.core.upgrade import UpgradeRun, candidate_config, default_params
         from spark_tui.errors import ConfigError
 

@@ -1,7 +1,7 @@
 """Every image on the nodes with what it can run: the wizard's image step and `spark-tui images`.
 
 Rows come from the nodes' engines (core/monitor.py ImageRow: which nodes hold a reference, and
-whether the same tag has different layers somewhere); facts come from core/image_facts.py, asked
+whether the same tag has different layers somewhere); facts come from core/images/image_facts.py, asked
 on a node holding the image and cached by image ID. Each row then says whether it can run the
 chosen executor and model, and the effective image is marked with where its value came from.
 """
@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import docker
 
-from spark_tui.core.errors import NodeError, why
-from spark_tui.core.image_checks import NATIVE, default_cache
-from spark_tui.core.image_facts import FactsCache, ImageFacts, facts_for, version_tuple
-from spark_tui.core.model_cache import ModelConfig, first_model_config
+from spark_tui.core.images.image_checks import NATIVE, default_cache
+from spark_tui.core.images.image_facts import FactsCache, ImageFacts, facts_for, version_tuple
+from spark_tui.core.models.model_cache import ModelConfig, first_model_config
 from spark_tui.core.monitor import ImageRow, Monitor
-from spark_tui.core.nodes import Nodes
+from spark_tui.core.node.errors import NodeError, why
+from spark_tui.core.node.nodes import Nodes
 from spark_tui.settings.resolve import Config
 
 PARALLEL_PER_NODE = 2  # probe containers at once on one node (a first look at many images)

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field, replace
 
 import docker
 
-from spark_tui.core import engines, labels
-from spark_tui.core.errors import NodeError, why
-from spark_tui.core.logs import LogCursor
-from spark_tui.core.nccl_nodes import NodeNccl, per_node
-from spark_tui.core.nodes import Nodes
-from spark_tui.core.plan import ContainerSpec, build
-from spark_tui.core.probes import ContainerState, NodeSnapshot, not_understood, snapshot
-from spark_tui.core.redact import Redactor
+from spark_tui.core.launch.nccl_nodes import NodeNccl, per_node
+from spark_tui.core.launch.plan import ContainerSpec, build
+from spark_tui.core.node import engines, labels
+from spark_tui.core.node.errors import NodeError, why
+from spark_tui.core.node.logs import LogCursor
+from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.node.probes import ContainerState, NodeSnapshot, not_understood, snapshot
+from spark_tui.core.node.redact import Redactor
 from spark_tui.parsers.nccl import NcclParser, NcclSummary, Verdict
 from spark_tui.settings.resolve import Config
 
@@ -105,7 +105,7 @@ class Monitor:
         self._specs_for: Config | None = None
         self._snaps: dict[str, NodeSnapshot] = {}
         # What the panes show of a node's log (NCCL lines, errors, verdicts quoting them) leaves
-        # here shown: inert, then masked (core/redact.py), like every event of the core.
+        # here shown: inert, then masked (core/node/redact.py), like every event of the core.
         self.show = Redactor(lambda: self.config).show
 
     @property

@@ -4,12 +4,12 @@ The loop ties together operations that exist on their own, in this order:
 
     known-good  the running deployment (image, configuration) recorded, with a bench run of it
                 (a recent one from the results store, else one measured now)
-    sync        the candidate copied to every node that lacks it (core/sync.py)
-    check       the candidate checked (core/check.py) while the known-good still runs: image
+    sync        the candidate copied to every node that lacks it (core/sync/sync.py)
+    check       the candidate checked (core/report/check.py) while the known-good still runs: image
                 present and the same everywhere, its vLLM knows the model, it supports the
                 executor, the model fits (the known-good's own vLLM budget counted as freed)
-    teardown    the known-good removed (core/teardown.py)
-    launch      the candidate launched (core/launch.py: rolls itself back on failure)
+    teardown    the known-good removed (core/launch/teardown.py)
+    launch      the candidate launched (core/launch/launch.py: rolls itself back on failure)
     bench       the candidate benched with the known-good run's parameters (core/bench_run.py)
     verdict     kept when nothing regressed beyond the upgrade.* thresholds; else rolled back
 
@@ -31,18 +31,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from spark_tui.core import bench_run, loadgen
-from spark_tui.core.bench_store import Run, Store, StoreError, Upgrade, add_upgrade, setup_key
-from spark_tui.core.check import CheckResult, run_checks
-from spark_tui.core.drift import drift
-from spark_tui.core.launch import Launch
-from spark_tui.core.live import with_detected
-from spark_tui.core.memory_fit import fit, utilization, weights
-from spark_tui.core.model_cache import first_model_config
-from spark_tui.core.model_files import manifests
-from spark_tui.core.nodes import Nodes
-from spark_tui.core.sync import sync_image
-from spark_tui.core.teardown import teardown
+from spark_tui.core import bench_run
+from spark_tui.core.bench import loadgen
+from spark_tui.core.bench.bench_store import Run, Store, StoreError, Upgrade, add_upgrade, setup_key
+from spark_tui.core.launch.drift import drift
+from spark_tui.core.launch.launch import Launch
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.launch.teardown import teardown
+from spark_tui.core.models.memory_fit import fit, utilization, weights
+from spark_tui.core.models.model_cache import first_model_config
+from spark_tui.core.models.model_files import manifests
+from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.report.check import CheckResult, run_checks
+from spark_tui.core.sync.sync import sync_image
 from spark_tui.errors import RestoreFailed, UpgradeRefused
 from spark_tui.settings.model import Candidate, Source
 from spark_tui.settings.resolve import Config, resolve_layers
@@ -462,6 +463,6 @@ def default_params(config: Config) -> loadgen.Params:
 
 
 def _load_key(params: loadgen.Params) -> str:
-    from spark_tui.core.bench_store import key_of
+    from spark_tui.core.bench.bench_store import key_of
 
     return key_of(params.key())

@@ -134,7 +134,7 @@ class NodeConfig:
     home: str | None = None
     home_source: str = ""
     # `model.complete` on this node as the detected layer found it: (passed, what it said); None
-    # when the node was not asked (core/live.py asks it). Decides HF_HUB_OFFLINE (container_env).
+    # when the node was not asked (core/launch/live.py asks it). Decides HF_HUB_OFFLINE (container_env).
     model_check: tuple[bool, str] | None = None
     # Variables spark-tui would derive but did not, each with why (shown beside the environment).
     env_not_set: list[tuple[str, str]] = field(default_factory=list)

@@ -38,7 +38,7 @@ class Setting:
     # (how `up` watches what it launched: restart on-failure). A setting that is not "container"
     # never makes a running container look drifted.
     role: str = "container"
-    # Left unset, the value is read from the node (settings/model.py Detected, core/probes.py
+    # Left unset, the value is read from the node (settings/model.py Detected, core/node/probes.py
     # detected_values) as the `detected` layer, which every configured layer beats.
     detected: bool = False
     # A port the head listens on: check finds it free before a launch.

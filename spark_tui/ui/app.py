@@ -16,11 +16,11 @@ from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.worker import Worker, WorkerState
 
-from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitAPI
+from spark_tui.core.launch import events as ev
 from spark_tui.core.monitor import NodeView, failed_view
-from spark_tui.core.probes import not_understood
-from spark_tui.core.serving_watch import ServingLook
+from spark_tui.core.node.probes import not_understood
+from spark_tui.core.serving.serving_watch import ServingLook
 from spark_tui.settings.keys import validate_keymap
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for
@@ -240,7 +240,7 @@ class SparkApp(App):
         ]
 
     def redact(self, line: str) -> str:
-        """Secrets never reach the screen or a saved log (the core's rule: core/redact.py):
+        """Secrets never reach the screen or a saved log (the core's rule: core/node/redact.py):
         made inert first, so a secret split by an escape sequence is masked too."""
         return self.core.redact.show(line)
 

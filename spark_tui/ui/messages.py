@@ -8,11 +8,11 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
-from spark_tui.core.check import CheckResult
-from spark_tui.core.events import LaunchEvent, TeardownEvent
-from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.core.launch.events import LaunchEvent, TeardownEvent
 from spark_tui.core.monitor import NodeView
-from spark_tui.core.serving_watch import ServingLook
+from spark_tui.core.node.logs import LogLines, StreamState
+from spark_tui.core.report.check import CheckResult
+from spark_tui.core.serving.serving_watch import ServingLook
 
 
 @dataclass

@@ -9,7 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spark_tui.core.monitor import NodeView
-from spark_tui.core.serving_watch import ServingLook
+from spark_tui.core.serving.serving_watch import ServingLook
 from spark_tui.parsers.text import inert
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.widgets.node_pane import NodePane

@@ -13,7 +13,7 @@ from textual.widgets import Footer, Header, Input
 
 from spark_tui import paths
 from spark_tui.core.cockpit import CockpitAPI, Follower
-from spark_tui.core.logs import LogLines, StreamState
+from spark_tui.core.node.logs import LogLines, StreamState
 from spark_tui.knowledge import Watch
 from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
@@ -33,7 +33,7 @@ class LogsScreen(Screen):
         self.core = core
         self.sources = sources
         self.source = source
-        # Every line passes the core's one rule (core/redact.py) before the view or a saved file.
+        # Every line passes the core's one rule (core/node/redact.py) before the view or a saved file.
         self.redact = core.redact.show
         self.kb: dict[str, Watch] = {}  # per node: failures the knowledge base names in its lines
         self.followers: list[Follower] = []

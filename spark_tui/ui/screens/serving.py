@@ -9,8 +9,8 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from spark_tui.core.deployment import lines as deployment_lines
-from spark_tui.core.serving_watch import ServingLook
+from spark_tui.core.serving.deployment import lines as deployment_lines
+from spark_tui.core.serving.serving_watch import ServingLook
 from spark_tui.parsers.text import inert
 from spark_tui.ui.keys_ui import bindings_for
 from spark_tui.ui.widgets.serving_plot import ServingPlot

@@ -12,8 +12,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
-from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitAPI
+from spark_tui.core.launch import events as ev
 from spark_tui.core.upgrade import UpgradeOutcome, event_text
 from spark_tui.ui.keys_ui import bindings_for
 

@@ -14,8 +14,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from spark_tui.core.monitor import NodeView
-from spark_tui.core.node_load import NodeLoad
-from spark_tui.core.serving_signals import Signal
+from spark_tui.core.serving.node_load import NodeLoad
+from spark_tui.core.serving.serving_signals import Signal
 from spark_tui.parsers.text import inert
 from spark_tui.ui.widgets.memory_plot import MemoryPlot
 

@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
-from spark_tui.core import events as ev
-from spark_tui.core.check import CheckResult
 from spark_tui.core.cockpit import CockpitAPI
+from spark_tui.core.launch import events as ev
+from spark_tui.core.report.check import CheckResult
 from spark_tui.parsers.text import inert
 from spark_tui.ui.messages import CheckRowArrived, JobDone
 from spark_tui.ui.screens.wizard.step import Step, plain

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Input, Static
 
 from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.core.image_table import ImageEntry, ImageListing, short_version, yes_no
-from spark_tui.core.model_cache import ModelConfig
+from spark_tui.core.models.model_cache import ModelConfig
 from spark_tui.parsers.text import inert
 from spark_tui.ui.screens.wizard.step import Step, plain, short_paths
 

@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.widgets import DataTable, Log, ProgressBar, Static
 
-from spark_tui.core import events as ev
 from spark_tui.core.cockpit import CockpitAPI, Follower
-from spark_tui.core.logs import LogLines
+from spark_tui.core.launch import events as ev
+from spark_tui.core.node.logs import LogLines
 from spark_tui.parsers.text import inert
 from spark_tui.ui.messages import HeadLogEvent, JobDone, LaunchProgress
 from spark_tui.ui.screens.wizard.step import Step, plain
@@ -89,7 +89,7 @@ class LaunchStep(Step):
             self.post_message(JobDone("launch", ok))
 
     def on_launch_progress(self, message: LaunchProgress) -> None:
-        """Every event in its own words (core/events.py: the CLI's, shown by the core) into the log;
+        """Every event in its own words (core/launch/events.py: the CLI's, shown by the core) into the log;
         here only where else it goes and how it is styled. (`inert` again only as the terminal's
         last guard: idempotent on the core's shown text; masking is the core's alone.)"""
         e = message.event

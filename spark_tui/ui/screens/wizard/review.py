@@ -13,7 +13,7 @@ from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.errors import ConfigError
 from spark_tui.parsers.text import inert
 from spark_tui.secret_names import mask_flags_in_text
-from spark_tui.settings import report
+from spark_tui.settings import provenance as report
 from spark_tui.ui.screens.wizard.step import Step, plain, short_paths
 
 

@@ -13,8 +13,8 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Static
 
-from spark_tui.core.check import CheckResult
 from spark_tui.core.cockpit import CockpitAPI
+from spark_tui.core.report.check import CheckResult
 from spark_tui.errors import ConfigError
 from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for

@@ -1,0 +1,1 @@
+"""The load generator and the results database."""

@@ -1,0 +1,1 @@
+"""Images: what an image can run, known before a model load."""

@@ -1,0 +1,1 @@
+"""What spark-tui tells: check, the cluster's state for status, the report bundle, status text."""

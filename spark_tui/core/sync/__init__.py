@@ -1,0 +1,1 @@
+"""Node-to-node copies of the image and the model's cache entry."""
