@@ -24,7 +24,7 @@ from spark_tui.core.node.redact import Redactor
 from spark_tui.core.report.check import CheckResult
 from spark_tui.parsers import gpu, netif
 from spark_tui.parsers.nccl import NcclParser
-from spark_tui.settings.resolve import Inputs, resolve
+from spark_tui.settings.resolve import Inputs, relayer, resolve
 
 DATA = Path(__file__).resolve().parent / "data"
 ARCHS = ["LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM"]
@@ -45,16 +45,11 @@ def cluster_config(count: int, environ=None, interactive=None):
     path = FROZEN_DIR / f"frozen{count}.yaml"
     path.write_text("\n".join(lines) + "\n")
 
+    base = resolve(Inputs(cluster_file=str(path), user_config="", environ=environ or {}))
+
     def reconfigure(edits, detected):
-        return resolve(
-            Inputs(
-                cluster_file=str(path),
-                user_config="",
-                environ=environ or {},
-                interactive=edits,
-                detected=detected,
-            )
-        )
+        """Edits re-layer what was read once (resolve.relayer), as the real core does."""
+        return relayer(base, interactive=edits, detected=detected)
 
     return reconfigure(interactive or {}, {}), reconfigure
 

@@ -119,6 +119,15 @@ def _create_kwargs(spec: planmod.ContainerSpec, has_gpu: bool, extra_labels: dic
 class Launch:
     """One `spark-tui up`. Tracks what it started so a failure removes exactly that."""
 
+    @property
+    def config(self) -> Config:
+        """The one holder of the live configuration is `Nodes`; a launch reads and sets it there."""
+        return self.nodes.config
+
+    @config.setter
+    def config(self, config: Config) -> None:
+        self.nodes.config = config
+
     def __init__(
         self,
         config: Config,
@@ -129,9 +138,9 @@ class Launch:
     ):
         """`snapshots`: the nodes as the caller just saw them, `config` resolved with what they
         showed (core/launch/live.py); without them the launch looks at the nodes itself first."""
-        self.config = config
-        self.snapshots = snapshots
         self.nodes = nodes
+        self.config = config  # held by the nodes: what this launch runs is the live configuration
+        self.snapshots = snapshots
         self.emit = shown_by(Redactor(lambda: self.config).show, emit)  # the core emits shown text
         self.specs = {s.node: s for s in planmod.build(config)}
         self.has_gpu = has_gpu or {}
