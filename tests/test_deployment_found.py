@@ -40,10 +40,7 @@ def _fresh_status(path: str, *argv: str) -> tuple[int, str, str]:
 
 
 async def _cockpit_look(path: str):
-    def reconfigure(interactive: dict, detected: dict):
-        return resolve(Inputs(cluster_file=path, user_config="", interactive=interactive, detected=detected))
-
-    core = CockpitCore(reconfigure({}, {}), reconfigure)
+    core = CockpitCore(resolve(Inputs(cluster_file=path, user_config="")))
     try:
         for node in core.config.nodes:
             await core.refresh(node.name)
