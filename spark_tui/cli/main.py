@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from spark_tui import __version__
+from spark_tui.cli import bench, commands, upgrade
 from spark_tui.errors import ConfigError
 from spark_tui.settings import kinds
 from spark_tui.settings.registry import CLUSTER_SETTINGS
@@ -107,10 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"spark-tui {__version__}")
+    parser.set_defaults(func=commands.cmd_cockpit)  # no command: the cockpit
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def command(name: str, help_: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help_, description=help_, parents=[common])
+        """A subcommand and its handler: `cmd_<name>` in the commands, bench or upgrade module
+        (each imports its heavy parts only when it runs)."""
+        p = sub.add_parser(name, help=help_, description=help_, parents=[common])
+        handler = f"cmd_{name.replace('-', '_')}"
+        p.set_defaults(
+            func=next(getattr(m, handler) for m in (commands, bench, upgrade) if hasattr(m, handler))
+        )
+        return p
 
     p = command("config", "Show every setting: effective value, where it came from, what was overridden.")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -273,12 +282,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spark_tui.cli import bench as bench_command
-    from spark_tui.cli import commands
-    from spark_tui.cli import upgrade as upgrade_command
-
-    name = f"cmd_{(args.command or 'cockpit').replace('-', '_')}"
-    handler = (
-        getattr(commands, name, None) or getattr(bench_command, name, None) or getattr(upgrade_command, name)
-    )
-    return handler(args)
+    return args.func(args)
