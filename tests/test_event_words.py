@@ -8,6 +8,7 @@ import pkgutil
 import re
 import typing
 from pathlib import Path
+from types import SimpleNamespace
 
 from textual.app import App
 from textual.widgets import Log
@@ -73,7 +74,8 @@ def test_every_event_type_says_the_same_words_in_the_cli_and_the_wizard(capsys):
     config, reconfigure = cluster_config(2, {"SPARK_TUI_HF_TOKEN": TOKEN})
     emitted: list = []
     # The core's own emit paths (a launch's, a sync's): every event leaves them shown.
-    launch_emit = Launch(config, None, emitted.append).emit  # type: ignore[arg-type]
+    # only the launch's emit is used: its nodes need hold nothing but the configuration
+    launch_emit = Launch(config, SimpleNamespace(config=config), emitted.append).emit  # type: ignore[arg-type]
     sync_emit = _Run(config, None, emitted.append, "sync_image").emit  # type: ignore[arg-type]
     for i, e in enumerate(samples()):
         (launch_emit if i % 2 else sync_emit)(e)

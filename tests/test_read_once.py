@@ -155,7 +155,7 @@ def test_the_commands_open_their_cluster_one_way():
 
     from tests.helpers import ROOT as root
 
-    for name in ("cli/commands.py", "bench.py", "upgrade.py", "main.py"):
+    for name in ("commands.py", "bench.py", "upgrade.py", "main.py"):
         tree = ast.parse((root / "spark_tui" / "cli" / name).read_text())
         owners = {
             id(inner): outer.name

@@ -11,7 +11,6 @@ import sys
 
 from spark_tui.cli.bench import concurrency_levels
 from spark_tui.errors import ConfigError
-from spark_tui.settings.flags import load_config
 
 
 def run_upgrade(args, event_line, masked) -> int:
@@ -21,9 +20,9 @@ def run_upgrade(args, event_line, masked) -> int:
     import os
     from pathlib import Path
 
+    from spark_tui.cli.commands import open_cluster
     from spark_tui.core import bench_run
     from spark_tui.core.bench.bench_store import Store, StoreError
-    from spark_tui.core.node.nodes import Nodes
     from spark_tui.core.node.redact import Redactor
     from spark_tui.core.upgrade import UpgradeOutcome, UpgradeRun, event_text
 
@@ -32,7 +31,8 @@ def run_upgrade(args, event_line, masked) -> int:
     for flag, value in (("--prompt-tokens", args.prompt_tokens), ("--output-tokens", args.output_tokens)):
         if value < 1:
             raise ConfigError(flag, f"{value} is below 1")
-    config = load_config(args)
+    cluster = open_cluster(args, detect=False)  # the upgrade detects on the nodes itself
+    config = cluster.config
     from spark_tui.core.upgrade import candidate_config
 
     candidate_config(config, args.image)  # a malformed IMAGE is bad input before any node is asked
@@ -65,8 +65,8 @@ def run_upgrade(args, event_line, masked) -> int:
     outcome: list[UpgradeOutcome] = []
 
     async def main() -> None:
-        async with Nodes(config) as nodes:
-            outcome.append(await UpgradeRun(config, nodes, emit, args.image, store, params).run())
+        async with cluster:
+            outcome.append(await UpgradeRun(config, cluster.nodes, emit, args.image, store, params).run())
 
     try:
         asyncio.run(main())
