@@ -45,7 +45,7 @@ async def model_complete(
     if not model or model.startswith(("/", ".")):
         return {}
     reachable = [s.node for s in snaps if s.reachable]
-    found = [m for m in (await model_files.manifests(config, nodes, reachable, hashes=False)).values()]
+    found = list((await model_files.manifests(config, nodes, reachable, hashes=False)).values())
     out = {}
     for m in found:
         wrong = model_files.problems(m, [o for o in found if o is not m])
