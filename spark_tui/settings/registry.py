@@ -456,6 +456,14 @@ SETTINGS: tuple[Setting, ...] = (
         "older, upgrade benches it first.",
         role="check",
     ),
+    _s(
+        "upgrade.restore_wait",
+        k.Float(min=0.0),
+        120.0,
+        "Seconds a rollback waits for a lost node to answer again before it gives up restoring: the "
+        "known-good runs on all its nodes or not at all, so nothing is removed or relaunched without it.",
+        role="check",
+    ),
 )
 
 CLUSTER_SETTINGS = tuple(s for s in SETTINGS if s.scope != "node")
