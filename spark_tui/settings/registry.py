@@ -337,8 +337,8 @@ SETTINGS: tuple[Setting, ...] = (
         "restart",
         k.Choice(("no", "on-failure")),
         "no",
-        "on-failure: after a container crashes, `up` (which then stays attached) relaunches the "
-        "deployment, re-running the memory check first; Docker's own restart policy is not used (it "
+        "on-failure: after a container crashes, `up` (which then stays attached) or the cockpit that "
+        "launched it relaunches the deployment, re-running the memory check first; Docker's own restart policy is not used (it "
         "would skip that check and restart one container of a cluster whose peers lost their rank).",
         role="supervise",
     ),
