@@ -26,9 +26,8 @@ with RestoreFailed's text, and nothing more is removed or relaunched: whatever s
 candidate, when it got that far) keeps serving. Every outcome then says what each node holds and
 what serves, as the nodes show it (core/upgrade_nodes.py), never as assumed; the CLI exits 3 when
 nothing serves. The outcome (with both bench runs and the nodes' states) goes into the results
-database. Every step is an UpgradeStep event; launch,
-sync and teardown events pass through unchanged. No Textual here: the CLI and the cockpit
-both consume these events.
+database. Every step is an UpgradeStep event; launch, sync and teardown events pass through
+unchanged. No Textual here: the CLI and the cockpit both consume these events.
 """
 
 from __future__ import annotations
@@ -219,12 +218,15 @@ class UpgradeRun:
         """The outcome with what each node holds and what serves, as the nodes answer now: the
         verdict never claims an image serves that does not."""
         outcome: UpgradeOutcome = await work
+        claimed = outcome.serving
         try:
             outcome.nodes = await upgrade_nodes.states(self.known_good, self.nodes, self.ledger)
             outcome.serving = await upgrade_nodes.serving_image(self.known_good, self.nodes)
         except Exception as exc:  # asking the nodes failed as nothing foresaw: said, never assumed
             outcome.nodes.append(f"the nodes could not be asked: {type(exc).__name__}: {str(exc)[:160]}")
             outcome.serving = ""
+        if claimed and outcome.serving != claimed:  # it served a moment ago; the nodes' word wins
+            outcome.reason += f"; asked again at the end, {outcome.serving or 'nothing'} serves"
         return outcome
 
     async def _shielded(self, work) -> UpgradeOutcome:
@@ -302,8 +304,13 @@ class UpgradeRun:
         assert self.before is not None
         regressions, figures = judge(self.before, self.after, Thresholds.of(self.known_good))
         gone = await upgrade_nodes.not_running(candidate, self.nodes)
-        if gone:
-            regressions.append(f"after its bench not every node runs it ({'; '.join(gone)})")
+        if gone:  # served the bench from the head, but the deployment measured is not whole
+            return await self._roll_back(
+                "rolled back",
+                f"{self.candidate_image} cannot be kept: after its bench not every node runs it "
+                f"({'; '.join(gone)})",
+                figures,
+            )
         if regressions:
             return await self._roll_back(
                 "rolled back",
