@@ -191,11 +191,15 @@ EXPECTED = {
     "vllm_worker_proc_died": ["vllm.worker_proc_died"],
     "vllm_worker_proc_died_compose": ["vllm.engine_core_died", "vllm.worker_proc_died"],
     "vllm_world_size_local_gpus": ["vllm.local_world_size"],
-    "xid_13_109": ["driver.xid"],
-    "xid_79": ["driver.xid"],
+    "dmesg_restricted": ["driver.kernel_log_unreadable"],
+    "xid_13_109": ["driver.xid_app"],
+    "xid_79": ["driver.xid_hardware"],
     "xid_fallen_off_bus": ["driver.fallen_off_bus", "driver.probe_failed"],
-    "xid_legacy": ["driver.xid"],
-    "xid_mmu_fault": ["driver.xid"],
+    "xid_legacy": ["driver.xid_app"],
+    "xid_mmu_fault": ["driver.xid_app", "driver.xid_hardware"],
+    "xid_79_syslog": ["driver.fallen_off_bus", "driver.xid_hardware"],
+    "xid_94_contained": ["driver.xid_memory"],
+    "xid_nvlink_149": ["driver.xid"],
 }
 
 
@@ -304,7 +308,7 @@ def test_real_samples_are_named(name):
             "driver.api_mismatch",
             {"client_version": "535.54.03", "kernel_version": "530.30.02"},
         ),
-        ("xid_79", "driver.xid", {"xid": 79, "xid_name": "GPU has fallen off the bus"}),
+        ("xid_79", "driver.xid_hardware", {"xid": 79, "xid_name": "GPU has fallen off the bus"}),
         ("vllm_invalid_choice", "vllm.invalid_choice", {"option": "--tool-call-parser", "choice": "glm45"}),
         (
             "vllm_max_len_over_model_positions",
@@ -387,13 +391,12 @@ def test_healthy_logs_name_no_failure(rel):
 
 
 # Entries that a format reader of diagnose produces (no line patterns): the real outputs in
-# tests/data/formats that show each. link.down has none yet (no public `ethtool` output with
-# `Link detected: no` whose thread could be cited was found): it is the one reader entry left.
+# tests/data/formats that show each.
 READER_SAMPLES = {
     "link.speed_below_rate": "ethtool-below-rate-istoreos1293.txt",
     "link.driver_firmware": "ethtool-i-mlx5-ethq8.txt",
+    "link.down": "ethtool-link-down-tg3-lkml.txt",
 }
-READER_WITHOUT_SAMPLE = {"link.down"}
 NOT_RECOGNISED = DATA / "not_recognised"
 
 
@@ -411,7 +414,7 @@ def test_every_entry_matches_a_real_sample_of_its_own():
         if any(f["id"] == ident for f in found):
             named.add(ident)
     readers = {e.id for e in table().entries if e.reader}
-    assert readers - READER_WITHOUT_SAMPLE <= named
+    assert readers <= named
     assert {e.id for e in table().entries if not e.reader} - named == set()
 
 
