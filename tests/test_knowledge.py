@@ -28,6 +28,9 @@ EXPECTED = {
     "deepgemm_missing_sm121": ["cuda.jit_source_missing"],
     "docker_daemon_not_running": ["docker.daemon_unreachable"],
     "docker_daemon_permission_denied": ["docker.daemon_unreachable"],
+    "docker_cgroup_mount_destination": ["docker.cgroup_mount"],
+    "docker_cgroup_mountpoint": ["docker.cgroup_mount"],
+    "docker_cgroup_not_found": ["docker.cgroup_mount"],
     "docker_device_missing": ["docker.device_missing"],
     "docker_exec_format_error": ["docker.exec_format_error", "docker.platform_mismatch"],
     "docker_exec_format_error_legacy": ["docker.exec_format_error", "docker.platform_mismatch"],
@@ -73,6 +76,7 @@ EXPECTED = {
     "hub_offline_not_cached": ["hub.offline_not_cached"],
     "hub_repo_not_found_401": ["hub.repo_not_found"],
     "hub_repo_not_found_404": ["hub.repo_not_found"],
+    "link_port_down_mlx5": ["link.port_down"],
     "nccl_connect_abort_ipv6": ["nccl.connect_failed"],
     "nccl_duplicate_gpu": ["nccl.duplicate_gpu", "nccl.invalid_usage"],
     "nccl_gid_link_local": ["nccl.gid_index_set", "nccl.gid_link_local"],
@@ -87,11 +91,13 @@ EXPECTED = {
     "nccl_ib_no_device": ["nccl.ib_no_device"],
     "nccl_ibp_completion_error": ["nccl.ib_completion_error"],
     "nccl_internal_error_bad_ifname": ["nccl.bad_socket_ifname", "nccl.internal_error"],
-    "nccl_libibverbs_missing": ["nccl.libibverbs_missing"],
+    "nccl_libibverbs_missing": ["nccl.libibverbs_missing", "nccl.net_plugin_fallback"],
     "nccl_libibverbs_missing_info": ["nccl.libibverbs_missing"],
     "nccl_modify_qp_invalid": ["nccl.modify_qp_failed"],
     "nccl_modify_qp_timeout": ["nccl.modify_qp_failed"],
     "nccl_modify_qp_unreachable": ["nccl.modify_qp_failed", "nccl.peer_closed", "nccl.proxy_call_failed"],
+    "nccl_net_plugin_none": ["nccl.net_plugin_fallback"],
+    "nccl_net_plugin_symbol": ["nccl.net_plugin_fallback"],
     "nccl_no_socket_interface": ["nccl.internal_error", "nccl.no_socket_interface"],
     "nccl_proxy_call_failed": ["nccl.internal_error", "nccl.proxy_call_failed"],
     "nccl_remote_error": ["nccl.remote_error", "nccl.socket_failed"],
@@ -218,7 +224,8 @@ def test_every_sample_has_expectations_and_a_source():
     assert names == set(EXPECTED)
     for name in names:
         source = (SAMPLES / f"{name}.source").read_text().strip()
-        assert source.startswith("https://github.com/"), name
+        # a public thread: GitHub, or the kernel's mailing-list archive for kernel lines
+        assert source.startswith(("https://github.com/", "https://lore.kernel.org/")), name
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
