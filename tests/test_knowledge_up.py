@@ -103,14 +103,24 @@ def _kernel_line(sample: str) -> str:
     return line.split("] ", 1)[1] if "] NVRM" in line else line
 
 
+# The reader up uses on the node and how it prints the kernel's line: dmesg (root, or
+# dmesg_restrict=0), else journalctl -k (a user in the adm group when dmesg is restricted).
+KERNEL_READERS = {
+    "dmesg": ("", r"\d{4}-\d\d-\d\dT[\d:,]+\+00:00 "),
+    "journalctl": ("dmesg", r"\d{4}-\d\d-\d\dT[\d:.]+\+0000 {node} kernel: "),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(KERNEL_READERS))
 def test_a_gpu_fault_in_a_workers_kernel_log_during_the_load_is_named_for_it_and_rolled_back(
-    cluster, tmp_path
+    cluster, tmp_path, reader
 ):
     """An Xid is said in the node's kernel log, never in a container's log: up follows every node's
-    kernel log (dmesg --follow) from the launch's start and names the worker's GPU fault with the
-    Xid's meaning and the fix, then rolls back. The line is written once the head's container
-    runs, while the load goes on."""
+    kernel log (dmesg --follow; journalctl -k -f where dmesg is restricted) from the launch's
+    start and names the worker's GPU fault with the Xid's meaning and the fix, then rolls back.
+    The line is written once the head's container runs, while the load goes on."""
     head, worker = cluster.nodes[0], cluster.nodes[1]
+    denied, stamp = KERNEL_READERS[reader]
     xid = _kernel_line("xid_79_syslog")
     said: list[str] = []
 
@@ -124,17 +134,23 @@ def test_a_gpu_fault_in_a_workers_kernel_log_during_the_load_is_named_for_it_and
             said.append(xid)
 
     config = config_for(cluster, 2, tmp_path, env={"SPARK_TEST_SHARD_DELAY": "3"}, executor="native")
+    cluster.set_standin(worker, KERNEL_LOG_DENIED=denied)
     start = time.monotonic()
-    ok, got, _ = asyncio.run(launch(config, on_event=on_event))
+    try:
+        ok, got, _ = asyncio.run(launch(config, on_event=on_event))
+    finally:
+        cluster.set_standin(worker, KERNEL_LOG_DENIED="")
     assert said and not ok
     failed = next(e for e in got if isinstance(e, ev.Failed))
     assert failed.cause.startswith(
         f"{worker.name}: GPU failure Xid 79 (GPU has fallen off the bus) on PCI:0000:01:00. Fix: Reboot the node"
     ), failed.cause
-    # The kernel's line as dmesg printed it, its ISO time first: when the GPU failed
-    assert re.search(r"\(kernel log: \d{4}-\d\d-\d\dT[\d:,]+\+00:00 " + re.escape(xid) + r"\)", failed.cause)
+    # The kernel's line as the reader printed it, its ISO time first: when the GPU failed
+    line = stamp.replace("{node}", re.escape(worker.name)) + re.escape(xid)
+    assert re.search(r"\(kernel log: " + line + r"\)", failed.cause), failed.cause
     named = [(d.node, d.id) for d in got if isinstance(d, ev.Diagnosis) and d.severity == "error"]
     assert named == [(worker.name, "driver.xid_hardware")]
+    assert not [d for d in got if isinstance(d, ev.Diagnosis) and d.id == "driver.kernel_log_unreadable"]
     assert all(ids == [] for ids in containers(cluster, 2).values()), "not rolled back"
     assert time.monotonic() - start < 12 + 20  # named during the 12 s load, not at a timeout
 
