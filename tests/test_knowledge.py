@@ -152,6 +152,8 @@ EXPECTED = {
     "ray_node_start_timeout_legacy": ["ray.node_start_timeout"],
     "ray_object_store_tmp": ["ray.object_store_in_tmp"],
     "ray_object_store_tmp_legacy": ["ray.object_store_in_tmp"],
+    "ray_port_conflict": ["ray.port_conflict"],
+    "ray_port_conflict_agent": ["ray.port_conflict"],
     "ray_raylet_address_mismatch": ["ray.address_mismatch"],
     "ray_raylet_address_mismatch_legacy": ["ray.address_mismatch"],
     "ray_raylet_address_mismatch_python": ["ray.address_mismatch"],
@@ -389,6 +391,7 @@ def test_real_samples_are_named(name):
         ("nccl_ib_async_port_error", "nccl.ib_async_event", {"event": "port error"}),
         ("vllm_worker_proc_died", "vllm.worker_proc_died", {"worker": "VllmWorker-1"}),
         ("vllm_sampler_warmup_oom_ray", "vllm.sampler_warmup_oom", {"requests": 1024}),
+        ("ray_port_conflict", "ray.port_conflict", {"component": "worker_ports", "port": 18203}),
         (
             "hub_entry_not_found_httpx",
             "hub.file_not_found",
