@@ -174,6 +174,7 @@ EXPECTED = {
     "ray_version_mismatch": ["ray.version_mismatch"],
     "ray_worker_died_raylet": ["ray.actor_died"],
     "ray_worker_register_failed": ["ray.worker_register_failed"],
+    "ray_worker_sigbus": ["ray.worker_sigbus"],
     "rdma_no_devices": ["link.no_rdma_devices"],
     "safetensors_header": ["safetensors.bad_header"],
     "safetensors_metadata_incomplete": ["safetensors.bad_header"],
