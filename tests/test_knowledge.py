@@ -61,6 +61,7 @@ EXPECTED = {
     "flash_attn_undefined_symbol": ["vllm.binary_mismatch"],
     "flashinfer_no_arch": ["cuda.no_arch_for_jit"],
     "hub_bad_repo_id": ["hub.bad_repo_id"],
+    "hub_bad_repo_id_chars": ["hub.bad_repo_id"],
     "hub_cannot_load_model": ["hub.cannot_load_model"],
     "hub_entry_not_found": ["hub.file_not_found"],
     "hub_entry_not_found_httpx": ["hub.file_not_found"],
