@@ -201,6 +201,7 @@ EXPECTED = {
     "vllm_argument_not_converted": ["vllm.invalid_argument_value"],
     "vllm_bf16_unsupported": ["vllm.bf16_unsupported"],
     "vllm_bf16_unsupported_v100": ["vllm.bf16_unsupported"],
+    "vllm_context_length_exceeded": ["vllm.prompt_too_long"],
     "vllm_cuda_graph_capture": ["vllm.cuda_graph_capture_failed"],
     "vllm_cuda_graph_capture_ray": ["vllm.cuda_graph_capture_failed"],
     "vllm_cuda_graph_capture_unsupported": ["vllm.cuda_graph_capture_failed"],
