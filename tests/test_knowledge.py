@@ -73,6 +73,7 @@ EXPECTED = {
     "hub_forbidden_403_colab": ["hub.not_authorized"],
     "hub_gated_401": ["hub.gated"],
     "hub_gated_restricted": ["hub.gated"],
+    "hub_gated_restricted_short": ["hub.gated"],
     "hub_invalid_credentials": ["hub.invalid_token"],
     "hub_invalid_user_token": ["hub.invalid_token"],
     "hub_local_entry_not_found": ["hub.offline_not_cached"],
