@@ -115,6 +115,9 @@ class Matcher:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
         (the automaton runs in C over the joined text; no literal holds a newline)."""
         text = "\n".join(lines)
+        if "\x1b" in text:  # a colour code inside a wording would hide its literal: read without them
+            lines = [ANSI.sub("", line) for line in lines]
+            text = "\n".join(lines)
         if self._ascii and not text.isascii():
             text = text.encode("ascii", "replace").decode("ascii")
         # iter_long: non-overlapping longest matches; any line holding a literal still gets one
@@ -132,11 +135,12 @@ class Matcher:
         """The entries a line matches with the figures it carries (one per entry), and the line
         as matched (ANSI colours removed): usually no entry."""
         scan = self._automaton.iter
+        if "\x1b" in line:  # colours removed first: a code inside the wording would hide its literal
+            line = ANSI.sub("", line)
         if next(scan(line), None) is None:
             return line, []
         candidates = sorted({i for _, items in scan(line) for i in items})
-        if "\x1b" in line:
-            line = ANSI.sub("", line)
+        line = line.rstrip("\r")  # a CRLF text's lines: the figures end where the words end
         out: list[tuple[Entry, dict[str, object]]] = []
         done: set[str] = set()
         for i in candidates:

@@ -10,6 +10,7 @@ Traffic stays on the bridge 10.231.0.0/24, which exists only on this machine.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import resource
@@ -530,6 +531,13 @@ class Cluster:
         current.update(values)
         env_file.write_text("".join(f"{k}={v}\n" for k, v in current.items() if v))
 
+    def kernel_says(self, node: Node, *lines: str) -> None:
+        """Lines the node's kernel logs now, stamped as `dmesg --time-format iso` prints them
+        (`2026-12-03T23:35:02,123456+00:00 NVRM: ...`); the dmesg stand-in's --follow shows them."""
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace(".", ",")
+        with open(Path(node.dir) / "kernel.log", "a", encoding="utf-8") as fh:
+            fh.write("".join(f"{now} {line}\n" for line in lines))
+
     def remove_all_containers(self, node: Node) -> None:
         ids = self.docker(node, "ps", "-aq").stdout.split()
         if ids:
@@ -608,14 +616,25 @@ def _make_node(index: int, root: Path) -> Node:
     run(["ip", "-n", node.netns, "link", "set", NETDEV, "mtu", "9000", "up"])
     run(["ip", "link", "set", node.host_veth, "mtu", "9000"])
     # Host tools of a real Spark, as stand-ins printing captured outputs.
-    for tool in ("nvidia-smi", "ibdev2netdev"):
+    for tool in ("nvidia-smi", "ibdev2netdev", "dmesg", "journalctl"):
         shutil.copy(HERE / "hostbin" / tool, ndir / "bin" / tool)
+    # The node's kernel log as its dmesg stand-in reads it: real boot lines of a ConnectX port
+    # (tests/data/not_recognised/mlx5_probe_healthy.log), stamped at the node's "boot".
+    (ndir / "kernel.log").write_text(
+        "".join(
+            f"2026-01-05T08:00:{10 + i:02d},{642917 + i:06d}+00:00 {line.split('] ', 1)[1]}\n"
+            for i, line in enumerate(
+                (DATA / "not_recognised" / "mlx5_probe_healthy.log").read_text().splitlines()
+            )
+        )
+    )
     # The driver's NVML (a stand-in: one GB10), which the --gpus hook puts into containers.
     shutil.copy(root / "libnvidia-ml.so.1", ndir / "bin" / "libnvidia-ml.so.1")
     (ndir / "bin" / "standin.env").write_text(
         f"GPU_TABLE={DATA}/nvidia-smi/gb10-table-vllm-enginecore-truncated-mem-580.126.txt\n"
         f"GPU_APPS={DATA}/nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt\n"
         f"IBDEV_SAMPLE={DATA}/netif/ibdev2netdev-dgxspark-three-sparks-all-up.txt\n"
+        f"KERNEL_LOG={ndir}/kernel.log\n"
     )
     run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ndir / "ssh_host_ed25519_key")])
     (ndir / "sshd_config").write_text(
