@@ -275,8 +275,12 @@ class Cluster:
         node.dockerd_pid = 0
         self.save()
 
-    def start_dockerd(self, node: Node) -> None:
-        env = dict(os.environ, PATH=f"{HERE / 'hostbin'}:/usr/sbin:/usr/bin:/sbin:/bin")
+    def start_dockerd(self, node: Node, gpu_runtime: bool = True) -> None:
+        """The node's dockerd. Its PATH holds the NVIDIA container toolkit's hook (stand-in), which
+        makes dockerd register its `nvidia` GPU device driver; `gpu_runtime=False` leaves it out,
+        as on a node without the toolkit: the real dockerd then refuses --gpus in its own words."""
+        path = "/usr/sbin:/usr/bin:/sbin:/bin"
+        env = dict(os.environ, PATH=f"{HERE / 'hostbin'}:{path}" if gpu_runtime else path)
         node.dockerd_pid = _spawn(
             node.nsenter(
                 "dockerd",
@@ -517,6 +521,30 @@ class Cluster:
             if proc.wait() == 0:
                 return
         raise ClusterError(f"docker load {image} into {node.name}: {err.decode(errors='replace').strip()}")
+
+    def import_foreign_image(self, node: Node, image: str, programs: tuple[str, ...]) -> str:
+        """The test image with `programs` replaced by executables of another CPU, its config's
+        architecture set to theirs (an amd64 image on an arm64 Spark, mirrored on this machine):
+        returns that architecture."""
+        layers, config = image_layers(self.root, "", IMAGES["openai"])
+        layer, arch = images.foreign_arch_layer(self.root, programs)
+        layers = [*layers, layer]
+        meta = json.loads(config)
+        meta["architecture"] = arch
+        meta["rootfs"]["diff_ids"].append(layer.diff_id)
+        meta["history"].append(dict(meta["history"][-1]))
+        proc = subprocess.Popen(
+            ["docker", "-H", node.docker_host, "load", "-q"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stderr is not None
+        with proc.stdin:
+            images.write_archive(proc.stdin, image, layers, json.dumps(meta, sort_keys=True).encode(), skip=3)
+        if proc.wait() != 0:
+            raise ClusterError(f"docker load {image} into {node.name}: {proc.stderr.read().decode().strip()}")
+        return arch
 
     def set_host_tool_sample(self, node: Node, **samples: str) -> None:
         """Choose which captured output the node's stand-ins print (GPU_TABLE, GPU_APPS, IBDEV_SAMPLE)."""

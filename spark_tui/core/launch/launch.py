@@ -299,6 +299,12 @@ class Launch:
                 raise LaunchError(
                     f"{node}: `{program}` is not in image {spec.image}{fix} (docker: {exc})"
                 ) from None
+            # The engine's own refusal (no GPU runtime, exec format error, a full disk) is read
+            # through the failure table like a log line: named with its cause and fix.
+            said = getattr(exc, "explanation", None) or str(exc)
+            named = self.kb.feed(node, str(said).splitlines())
+            if named is not None:
+                raise LaunchError(cause_text(named, log="docker"), [str(said)]) from None
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
