@@ -299,6 +299,13 @@ class Launch:
                 raise LaunchError(
                     f"{node}: `{program}` is not in image {spec.image}{fix} (docker: {exc})"
                 ) from None
+            # The engine's refusal in the table's words when it knows them (no GPU runtime, a
+            # missing device, a cgroup mount): node, cause and fix, as for a log line.
+            known = [f for f in self.kb.matcher.match(str(exc)) if f.severity == "error" and not f.secondary]
+            if known:
+                known[0].node = node
+                self.emit(diagnosis(known[0]))
+                raise LaunchError(cause_text(known[0], log="docker")) from None
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
