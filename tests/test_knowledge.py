@@ -697,3 +697,14 @@ def test_a_workers_oom_is_one_text_whichever_path_names_it():
     assert (
         cause_text(copy, read_in="spark-1", origin=failed[1]).split(" Fix: ")[0] == by_rank.split(" Fix: ")[0]
     )
+
+
+def test_a_part_of_a_title_whose_figure_the_line_lacks_is_left_out():
+    """`[[ ... ]]` parts are said only with their figures: NCCL's version when the line has it,
+    nothing (not a `?`) when it does not."""
+    (with_version,) = scan(_sample("nccl_system_error"))
+    assert with_version.title == "NCCL 2.19.3: unhandled system error"
+    (bare,) = scan("NCCL error: unhandled system error")
+    assert bare.title == "NCCL: unhandled system error"
+    (warn,) = scan(_sample("nccl_cuda_failure_warn"))
+    assert warn.title == "NCCL: a CUDA call failed ('out of memory')"
