@@ -60,6 +60,7 @@ EXPECTED = {
     "docker_port_allocated": ["docker.port_allocated"],
     "docker_port_userland_bind": ["docker.port_allocated"],
     "docker_port_not_available_desktop": ["docker.port_allocated"],
+    "docker_port_bind_host_port": ["docker.port_allocated"],
     "docker_port_in_use_legacy": ["docker.port_allocated"],
     "docker_port_userland_endpoint": ["docker.port_allocated"],
     "docker_port_userland_listen": ["docker.port_allocated"],
