@@ -84,15 +84,17 @@ def test_the_wizard_upgrades_a_running_deployment_to_its_verdict_on_a_real_core(
     """The known-good (tc.IMAGE, 50 tokens/s) serves on one node; in the wizard the operator types
     the candidate (8 tokens/s, first token after 1.5 s: a regression far beyond any machine's
     noise), answers `u`; the upgrade screen runs the real upgrade (bench, sync, check, teardown,
-    launch, bench) and shows it ROLLED BACK with its figures; the node runs the known-good again."""
+    launch, bench) and shows it ROLLED BACK with its figures; the node runs the known-good again.
+    With `restart: on-failure`, the cockpit supervises what serves after the verdict, as after a
+    launch from the wizard."""
     node = cluster.nodes[0]
     cluster.import_image(node, SLOW, env={"SPARK_TEST_TOKENS_PER_S": "8", "SPARK_TEST_FIRST_TOKEN_S": "1.5"})
     path = cluster.cluster_file(1, tmp_path / "c1.yaml")  # the cockpit's cluster file (make_app)
     code, out, err = run_cli("up", "--cluster", path, *tc.SANDBOX_FLAGS, "-e", "SPARK_TEST_SHARD_DELAY=0.02")
     assert code == 0, out + err
-    app = make_app(cluster, tmp_path, count=1)
+    app = make_app(cluster, tmp_path, count=1, argv=["--restart", "on-failure"])
 
-    async def flow() -> str:
+    async def flow() -> tuple[str, str]:
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: app.core.running_image() == tc.IMAGE, "the running deployment seen")
             await _choose(pilot, app, SLOW)
@@ -103,9 +105,11 @@ def test_the_wizard_upgrades_a_running_deployment_to_its_verdict_on_a_real_core(
             assert isinstance(screen, UpgradeScreen)
             log = screen.query_one("#upgrade-log")
             await until(pilot, lambda: not screen.running and len(log.lines) > 0, "the verdict", 400)
-            return "\n".join(line.text for line in log.lines)
+            await until(pilot, lambda: bool(app.supervision), "supervision of what serves after the verdict")
+            return "\n".join(line.text for line in log.lines), app.supervision[0].plain
 
-    text = asyncio.run(flow())
+    text, supervision = asyncio.run(flow())
+    assert supervision.startswith("supervising (restart on-failure, "), supervision
     flat = " ".join(text.split())  # the log wraps at the screen's width
     assert f"ROLLED BACK: {SLOW} regressed against {tc.IMAGE}: c=1: decode " in flat, text
     assert f"{tc.IMAGE} relaunched and serving" in flat
