@@ -186,6 +186,8 @@ def test_nvidia_smi_q_of_a_580_driver_with_top_level_sections():
     [
         ("docker-inspect-exit137-window-sdwebui457.txt", 137, "error"),
         ("docker-inspect-exit0-elided-exporter6.txt", 0, "ok"),
+        # cut inside State itself (its Health log): State's own fields are read line by line
+        ("docker-inspect-health-log-cut-compose11827.txt", 137, "error"),
     ],
 )
 def test_a_docker_inspect_pasted_in_part_is_still_read(name, code, level):

@@ -59,7 +59,11 @@ EXPECTED = {
     "docker_no_space_pull": ["docker.no_space"],
     "docker_port_allocated": ["docker.port_allocated"],
     "docker_port_userland_bind": ["docker.port_allocated"],
+    "docker_port_not_available_desktop": ["docker.port_allocated"],
+    "docker_port_bind_host_port": ["docker.port_allocated"],
     "docker_port_in_use_legacy": ["docker.port_allocated"],
+    "docker_port_userland_endpoint": ["docker.port_allocated"],
+    "docker_port_userland_listen": ["docker.port_allocated"],
     "docker_pull_access_denied": ["docker.pull_access_denied"],
     "docker_pull_access_denied_compose": ["docker.pull_access_denied"],
     "docker_pull_access_denied_nvcr": ["docker.pull_access_denied"],
@@ -125,7 +129,9 @@ EXPECTED = {
     "nccl_net_plugin_none": ["nccl.net_plugin_fallback"],
     "nccl_net_plugin_symbol": ["nccl.net_plugin_fallback"],
     "nccl_no_socket_interface": ["nccl.internal_error", "nccl.no_socket_interface"],
+    "nccl_peer_closed_legacy": ["nccl.peer_closed"],
     "nccl_proxy_call_failed": ["nccl.internal_error", "nccl.proxy_call_failed"],
+    "nccl_proxy_socket_recv_failed": ["nccl.peer_closed", "nccl.socket_failed"],
     "nccl_remote_error": ["nccl.remote_error", "nccl.socket_failed"],
     "nccl_shm_create_failed": ["nccl.shm_too_small"],
     "nccl_shm_extend_failed": ["nccl.shm_too_small"],
@@ -697,3 +703,14 @@ def test_a_workers_oom_is_one_text_whichever_path_names_it():
     assert (
         cause_text(copy, read_in="spark-1", origin=failed[1]).split(" Fix: ")[0] == by_rank.split(" Fix: ")[0]
     )
+
+
+def test_a_part_of_a_title_whose_figure_the_line_lacks_is_left_out():
+    """`[[ ... ]]` parts are said only with their figures: NCCL's version when the line has it,
+    nothing (not a `?`) when it does not."""
+    (with_version,) = scan(_sample("nccl_system_error"))
+    assert with_version.title == "NCCL 2.19.3: unhandled system error"
+    (bare,) = scan("NCCL error: unhandled system error")
+    assert bare.title == "NCCL: unhandled system error"
+    (warn,) = scan(_sample("nccl_cuda_failure_warn"))
+    assert warn.title == "NCCL: a CUDA call failed ('out of memory')"

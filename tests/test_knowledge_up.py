@@ -170,3 +170,22 @@ def test_a_node_whose_kernel_log_is_closed_is_said_once_and_the_launch_goes_on(c
     assert warned[0].severity == "warn" and "dmesg: read kernel buffer failed: Operation not permitted" in (
         warned[0].means
     )
+
+
+def test_a_worker_without_rdma_devices_is_named_from_the_engines_refusal(cluster, tmp_path):
+    """The engine itself refuses the worker's container (Docker's own words: /dev/infiniband holds
+    no device node, as on a node whose RDMA modules are not loaded): up names the worker, the
+    device and the fix from the table, not 'container failed to start', and rolls back."""
+    from tests.cluster.cluster import run
+
+    worker = cluster.nodes[1]
+    run(worker.nsenter("rm", "/dev/infiniband/uverbs0"))
+    try:
+        failed, named, _ = _failed_up(cluster, tmp_path, "", executor="native")
+    finally:
+        run(worker.nsenter("mknod", "/dev/infiniband/uverbs0", "c", "1", "3"))
+    assert failed.cause.startswith(
+        f"{worker.name}: the node has no device /dev/infiniband to give the container (not a device node). Fix: "
+    ), failed.cause
+    assert "mlx5_ib" in failed.cause and "(docker: " in failed.cause
+    assert [(d.node, d.id) for d in named] == [(worker.name, "docker.device_missing")]

@@ -63,6 +63,7 @@ def detect_format(c: Cleaned) -> str | None:
 
 INSPECT_ID = re.compile(r'^\s*"Id": "(?P<id>[0-9a-f]{12,64})"', re.M)
 INSPECT_STATE = re.compile(r'^\s*"State": \{', re.M)
+STATE_FIELD = re.compile(r'^\s*"(\w+)": ("[^"\n]*"|-?\d+|true|false|null),?\s*$', re.M)
 
 
 def _cut_inspect(text: str) -> list[dict]:
@@ -74,9 +75,16 @@ def _cut_inspect(text: str) -> list[dict]:
         end = ids[i + 1].start() if i + 1 < len(ids) else len(text)
         part = text[m.start() : end]
         st = INSPECT_STATE.search(part)
-        state = _json(_braced(part, st.end() - 1)) if st else None
-        if not isinstance(state, dict):
+        if st is None:
             continue
+        state = _json(_braced(part, st.end() - 1))
+        if not isinstance(state, dict):  # the paste ends inside State (a long Health log): its fields
+            state = {
+                k: _json(v)
+                for k, v in STATE_FIELD.findall(part[st.end() : st.end() + 2000].split('"Health"')[0])
+            }
+            if "Status" not in state:
+                continue
         name = re.search(r'^\s*"Name": "(?P<name>[^"]*)"', part, re.M)
         rows.append({"Id": m.group("id"), "Name": name.group("name") if name else "", "State": state})
     return rows

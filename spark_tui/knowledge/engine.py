@@ -91,7 +91,19 @@ class _Figures(dict):
         return "?"
 
 
+# `[[ ... ]]` in a title, meaning or fix: a part kept only when the line carried every figure it
+# names ("NCCL[[ {nccl_version}]]: ..." reads "NCCL: ..." for a line without the version).
+OPTIONAL = re.compile(r"\[\[(.*?)\]\]")
+
+
 def _fill(text: str, figures: dict[str, object]) -> str:
+    if "[[" in text:
+
+        def keep(m: re.Match) -> str:
+            names = {n for _, n, _, _ in string.Formatter().parse(m.group(1)) if n}
+            return m.group(1) if names <= set(figures) else ""
+
+        text = OPTIONAL.sub(keep, text)
     return string.Formatter().vformat(text, (), _Figures({k: v for k, v in figures.items()}))
 
 

@@ -299,12 +299,15 @@ class Launch:
                 raise LaunchError(
                     f"{node}: `{program}` is not in image {spec.image}{fix} (docker: {exc})"
                 ) from None
-            # The engine's own refusal (no GPU runtime, exec format error, a full disk) is read
-            # through the failure table like a log line: named with its cause and fix.
-            said = getattr(exc, "explanation", None) or str(exc)
-            named = self.kb.feed(node, str(said).splitlines())
-            if named is not None:
-                raise LaunchError(cause_text(named, log="docker"), [str(said)]) from None
+            # The engine's refusal in the table's words when it knows them (no GPU runtime, a
+            # missing device, a cgroup mount, a full disk): node, cause and fix, as for a log line.
+            # Its own words (the SDK's `explanation`) are quoted, not the HTTP status around them.
+            said = str(getattr(exc, "explanation", None) or exc)
+            known = [f for f in self.kb.matcher.match(said) if f.severity == "error" and not f.secondary]
+            if known:
+                known[0].node = node
+                self.emit(diagnosis(known[0]))
+                raise LaunchError(cause_text(known[0], log="docker")) from None
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
