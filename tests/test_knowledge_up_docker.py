@@ -74,16 +74,16 @@ def test_an_image_built_for_another_cpu_is_named_for_its_node(cluster, tmp_path)
     finally:
         for node in cluster.nodes[:2]:
             cluster.docker(node, "rmi", "-f", image, check=False)
-    # runc's words in the worker's container log, the program named
-    assert failed.cause.startswith(
-        f"{worker.name}: /opt/venv/bin/vllm is built for another CPU (exec format error). Fix: "
-    ), failed.cause
+    # runc's words in the worker's container log, the program named in the table's title
+    assert [(d.node, d.id) for d in named] == [(worker.name, "docker.exec_format_error")]
+    title = named[0].title
+    assert "/opt/venv/bin/vllm" in title and "another CPU (exec format error)" in title, title
+    assert failed.cause.startswith(f"{worker.name}: {title}. Fix: "), failed.cause
     assert "(log: exec /opt/venv/bin/vllm: exec format error)" in failed.cause
     assert f"Fix: {named[0].fix}" in failed.cause and named[0].fix.startswith(
         "Use an arm64 (linux/arm64) build"
     )
     assert "container exited with code" in failed.cause  # how the container ended, after the cause
-    assert [(d.node, d.id) for d in named] == [(worker.name, "docker.exec_format_error")]
 
 
 def test_a_full_disk_under_a_workers_engine_is_named_with_the_space_fix(cluster, tmp_path):
@@ -107,7 +107,8 @@ def test_a_full_disk_under_a_workers_engine_is_named_with_the_space_fix(cluster,
         cluster.stop_dockerd(worker)
         subprocess.run(worker.nsenter("umount", "-l", exec_root), check=False)
         cluster.start_dockerd(worker)
-    entry = _entry("docker.no_space")
-    assert failed.cause.startswith(f"{worker.name}: no space left on the device"), failed.cause
-    assert f"Fix: {entry.fix}" in failed.cause
     assert [(d.node, d.id) for d in named] == [(worker.name, "docker.no_space")]
+    entry, title = _entry("docker.no_space"), named[0].title
+    assert title.startswith("no space left on the device"), title
+    assert failed.cause.startswith(f"{worker.name}: {title}. Fix: {entry.fix}"), failed.cause
+    assert "(docker: failed to start shim: " in failed.cause  # containerd's words, through dockerd
