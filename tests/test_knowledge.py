@@ -271,6 +271,8 @@ EXPECTED = {
     "vllm_quantization_unsupported": ["vllm.quantization_unsupported"],
     "vllm_ray_driver_no_gpu": ["vllm.ray_driver_no_gpu"],
     "vllm_sampler_warmup_oom_ray": ["cuda.out_of_memory", "vllm.sampler_warmup_oom"],
+    "vllm_memory_profiling_error": ["vllm.memory_profiling_error"],
+    "vllm_memory_profiling_error_bytes": ["vllm.memory_profiling_error"],
     "vllm_serve_given_twice": ["vllm.unrecognized_arguments"],
     "vllm_startup_free_memory": ["vllm.startup_free_memory"],
     "vllm_startup_free_memory_nodev": ["vllm.engine_core_died", "vllm.startup_free_memory"],
@@ -435,6 +437,16 @@ def test_real_samples_are_named(name):
         ("nccl_ib_async_port_error", "nccl.ib_async_event", {"event": "port error"}),
         ("vllm_worker_proc_died", "vllm.worker_proc_died", {"worker": "VllmWorker-1"}),
         ("vllm_sampler_warmup_oom_ray", "vllm.sampler_warmup_oom", {"requests": 1024}),
+        (
+            "vllm_memory_profiling_error",
+            "vllm.memory_profiling_error",
+            {"initial_gib": 30.3, "current_gib": 30.3},
+        ),
+        (
+            "vllm_memory_profiling_error_bytes",
+            "vllm.memory_profiling_error",
+            {"initial_bytes": 58247258112, "current_bytes": 58247516160},
+        ),
         ("ray_port_conflict", "ray.port_conflict", {"component": "worker_ports", "port": 18203}),
         (
             "hub_entry_not_found_httpx",
