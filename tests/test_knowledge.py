@@ -272,6 +272,7 @@ EXPECTED = {
     "vllm_ray_driver_no_gpu": ["vllm.ray_driver_no_gpu"],
     "vllm_sampler_warmup_oom_ray": ["cuda.out_of_memory", "vllm.sampler_warmup_oom"],
     "vllm_memory_profiling_error": ["vllm.memory_profiling_error"],
+    "ptxas_sm121a_bare": ["cuda.ptxas_unknown_arch"],
     "vllm_memory_profiling_error_bytes": ["vllm.memory_profiling_error"],
     "vllm_serve_given_twice": ["vllm.unrecognized_arguments"],
     "vllm_startup_free_memory": ["vllm.startup_free_memory"],
