@@ -273,6 +273,8 @@ EXPECTED = {
     "vllm_sampler_warmup_oom_ray": ["cuda.out_of_memory", "vllm.sampler_warmup_oom"],
     "vllm_memory_profiling_error": ["vllm.memory_profiling_error"],
     "ptxas_sm121a_bare": ["cuda.ptxas_unknown_arch"],
+    "ray_resources_claimed": ["ray.resources_claimed"],
+    "ray_resources_claimed_pending": ["ray.resources_claimed"],
     "vllm_memory_profiling_error_bytes": ["vllm.memory_profiling_error"],
     "vllm_serve_given_twice": ["vllm.unrecognized_arguments"],
     "vllm_startup_free_memory": ["vllm.startup_free_memory"],
