@@ -96,6 +96,27 @@ def test_an_nvml_driver_library_mismatch_on_a_worker_is_named_for_that_worker(cl
     assert [(d.node, d.id) for d in named] == [(worker, "driver.nvml_mismatch")]
 
 
+def test_tritons_old_ptxas_on_a_worker_is_named_with_the_gpus_architecture(cluster, tmp_path):
+    """GB10's sm_121a is unknown to the ptxas a Triton wheel ships: the compile fails on the worker
+    while the engine warms up; up names the worker, the architecture and the TRITON_PTXAS_PATH fix."""
+    worker = cluster.nodes[1].name
+    failed, named, _ = _failed_up(cluster, tmp_path, f"log:triton_ptxas_sm121a@{worker}", executor="native")
+    assert failed.cause.startswith(f"{worker}: Triton's ptxas does not know sm_121a"), failed.cause
+    assert "TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas" in failed.cause
+    d = next(d for d in named if d.id == "cuda.ptxas_unknown_arch")
+    assert d.node == worker and d.figures == {"sm": "sm_121a"}
+
+
+def test_an_out_of_memory_sampler_warmup_under_ray_is_named_with_the_batch_width(cluster, tmp_path):
+    """vLLM's sampler warm-up after the KV cache was sized runs out of memory (an engine actor's
+    lines, as the Ray executor prints them): named with --max-num-seqs's figure and the fix."""
+    failed, named, _ = _failed_up(cluster, tmp_path, "log:vllm_sampler_warmup_oom_ray", executor="ray")
+    assert "out of memory while warming up the sampler with 1024 dummy requests" in failed.cause, failed.cause
+    assert "Fix: Lower --max-num-seqs below 1024" in failed.cause
+    d = next(d for d in named if d.id == "vllm.sampler_warmup_oom")
+    assert d.figures == {"requests": 1024}
+
+
 def _kernel_line(sample: str) -> str:
     """A real kernel log line of tests/data/failures as the kernel wrote it (what `dmesg` prints
     after its timestamp): the syslog host and kernel stamp of the sample taken off."""
