@@ -57,6 +57,8 @@ EXPECTED = {
     "docker_no_gpu_driver_nvidia": ["docker.gpu_runtime_missing"],
     "docker_no_space_legacy": ["docker.no_space"],
     "docker_no_space_pull": ["docker.no_space"],
+    "python_no_space_errno28": ["docker.no_space"],
+    "rust_no_space_storage_full": ["docker.no_space"],
     "docker_port_allocated": ["docker.port_allocated"],
     "docker_port_userland_bind": ["docker.port_allocated"],
     "docker_port_not_available_desktop": ["docker.port_allocated"],
@@ -734,3 +736,24 @@ def test_a_part_of_a_title_whose_figure_the_line_lacks_is_left_out():
     assert bare.title == "NCCL: unhandled system error"
     (warn,) = scan(_sample("nccl_cuda_failure_warn"))
     assert warn.title == "NCCL: a CUDA call failed ('out of memory')"
+
+
+def test_a_long_lines_quote_keeps_the_words_that_matched():
+    """containerd's refusal carries two long paths before its words: the quoted line (400
+    characters kept, 240 in a launch's cause) is cut around the match, not at its start."""
+    from spark_tui.core.launch.failure_watch import cause_text
+
+    task = "/run/docker/containerd/daemon/io.containerd.runtime.v2.task/moby/"
+    line = (
+        "failed to create task for container: failed to create shim task: OCI runtime create failed: "
+        f"failed to start shim: symlink {task}{'a' * 64} {task}{'b' * 64}/work: no space left on device: unknown"
+    )
+    (found,) = scan("x" * 300 + " " + line, "spark-2")
+    assert found.id == "docker.no_space" and found.figures["path"] == f"{task}{'b' * 64}/work"
+    assert len(found.line) <= 400 and found.line.startswith("…")
+    assert found.line[found.span[0] : found.span[1]].endswith("/work: no space left on device")
+    cause = cause_text(found)
+    quoted = cause[cause.index("(log: ") :]
+    assert "no space left on device: unknown)" in quoted and len(quoted) <= 240 + len("(log: )"), cause
+    (short,) = scan("CUDA out of memory. Tried to allocate 2.00 GiB", "spark-1")
+    assert cause_text(short).endswith("(log: CUDA out of memory. Tried to allocate 2.00 GiB)")

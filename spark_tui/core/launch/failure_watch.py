@@ -43,7 +43,7 @@ def cause_text(f: Finding, how: str = "", read_in: str = "", origin: str = "", l
     # The container's end comes last: the cause reads the same whether the log was read while
     # the container ran or after it had exited.
     ended = f"; container {how}" if how else ""
-    return f"{f.node}: {f.title}{where}. Fix: {f.fix} ({log}: {f.line[:240]}){ended}"
+    return f"{f.node}: {f.title}{where}. Fix: {f.fix} ({log}: {f.quoted(240)}){ended}"
 
 
 class FailureWatch:

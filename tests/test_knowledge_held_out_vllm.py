@@ -1,4 +1,4 @@
-"""The failure table against real lines it was not built from (tests/data/heldout/lines.tsv).
+"""The failure table against real lines it was not built from (tests/data/held_out/vllm_hub_ray.tsv).
 
 Each line is named as the file says ('-': still not recognised, listed honestly), and a line keeps its
 name under the decorations a reviewer pastes it with: the prefixes vLLM, Ray, Docker and log shippers
@@ -11,7 +11,7 @@ import pytest
 from spark_tui.knowledge import scan
 
 DATA = Path(__file__).parent / "data"
-HELDOUT = DATA / "heldout" / "lines.tsv"
+HELDOUT = DATA / "held_out" / "vllm_hub_ray.tsv"
 
 
 def _rows() -> list[tuple[str, list[str], str]]:
