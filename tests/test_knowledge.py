@@ -147,6 +147,12 @@ EXPECTED = {
     "nccl_unhandled_cuda_error": ["nccl.cuda_error"],
     "nccl_unhandled_cuda_error_pynccl": ["nccl.cuda_error"],
     "nccl_watchdog_timeout": ["nccl.watchdog_timeout"],
+    "vllm_rpc_timeout": ["vllm.rpc_timeout"],
+    "vllm_no_attention_backend": ["vllm.no_attention_backend"],
+    "nccl_shm_attach_failed": ["nccl.shm_attach_failed"],
+    "nccl_watchdog_hang": ["nccl.watchdog_hang"],
+    "nccl_shm_attach_failed_p2p": ["nccl.shm_attach_failed"],
+    "vllm_engine_core_proc_died": ["vllm.engine_core_died"],
     "nvidia_container_cli_cuda_unknown": ["docker.gpu_runtime_no_driver"],
     "nvidia_container_cli_driver_error": ["docker.gpu_runtime_no_driver"],
     "nvidia_container_cli_no_driver": ["docker.gpu_runtime_no_driver"],
@@ -603,7 +609,7 @@ def test_every_entry_matches_a_real_sample_of_its_own():
 
 def test_real_lines_that_are_no_failure_stay_not_recognised():
     """Real lines near a known failure's wording (a retry vLLM logs for a local folder that then
-    loads, an NCCL attach error that is not the shm-size one, a healthy ConnectX probe, a torch
+    loads, a healthy ConnectX probe, a torch
     connect retry) match nothing: no near match."""
     logs = sorted(NOT_RECOGNISED.glob("*.log"))
     assert len(logs) >= 5
