@@ -210,3 +210,18 @@ def test_a_worker_without_rdma_devices_is_named_from_the_engines_refusal(cluster
     ), failed.cause
     assert "mlx5_ib" in failed.cause and "(docker: " in failed.cause
     assert [(d.node, d.id) for d in named] == [(worker.name, "docker.device_missing")]
+
+
+def test_an_rdma_completion_error_on_a_worker_is_named_with_its_status_and_peer(cluster, tmp_path):
+    """NCCL's first collectives run during the load: a RoCE completion error (the peer's retries
+    exhausted) on a worker names the worker, the IBV_WC status and the peer, then rolls back."""
+    worker = cluster.nodes[1].name
+    failed, named, took = _failed_up(
+        cluster, tmp_path, f"log:nccl_ib_completion_error@{worker}", executor="native"
+    )
+    assert failed.cause.startswith(
+        f"{worker}: RDMA completion error IBV_WC_RETRY_EXC_ERR from 172.36.143.59<44206>. Fix: "
+    ), failed.cause
+    d = next(d for d in named if d.id == "nccl.ib_completion_error")
+    assert d.node == worker and d.figures["status_name"] == "IBV_WC_RETRY_EXC_ERR"
+    assert took < 60  # named when the log says it, not at a timeout

@@ -111,4 +111,7 @@ def test_a_full_disk_under_a_workers_engine_is_named_with_the_space_fix(cluster,
     entry, title = _entry("docker.no_space"), named[0].title
     assert title.startswith("no space left on the device"), title
     assert failed.cause.startswith(f"{worker.name}: {title}. Fix: {entry.fix}"), failed.cause
-    assert "(docker: failed to start shim: " in failed.cause  # containerd's words, through dockerd
+    # containerd's words through dockerd: the path it could not write is the figure, and the
+    # quote (cut around the matched words: two long paths come first) keeps them
+    assert named[0].figures["path"].startswith(exec_root) and named[0].figures["path"].endswith("/work")
+    assert "(docker: " in failed.cause and failed.cause.endswith("/work: no space left on device: unknown)")

@@ -63,13 +63,18 @@ async def wait_for(
     return missing
 
 
+async def _own(config: Config, nodes: Nodes) -> dict[str, list[dict] | NodeError]:
+    """Every node's containers of this cluster, or why the node cannot be asked."""
+    name, cluster = config["container_name"], config["name"]
+    return await nodes.each(
+        lambda node: nodes.docker(node, lambda c: engines.own_containers(c, cluster, name))
+    )
+
+
 async def states(config: Config, nodes: Nodes, ledger: Ledger) -> list[str]:
     """One line per node: this cluster's containers there (image, state), or why it cannot be
     asked and what the upgrade last did there."""
-    name, cluster = config["container_name"], config["name"]
-    found = await nodes.each(
-        lambda node: nodes.docker(node, lambda c: engines.own_containers(c, cluster, name))
-    )
+    name, found = config["container_name"], await _own(config, nodes)
     out = []
     for node in config.nodes:
         result = found.get(node.name)
@@ -80,7 +85,7 @@ async def states(config: Config, nodes: Nodes, ledger: Ledger) -> list[str]:
                 + (f"; last seen by this upgrade: {seen}" if seen else "")
             )
         elif not result:
-            out.append(f"{node.name}: no {name} container of cluster {cluster}")
+            out.append(f"{node.name}: no {name} container of cluster {config['name']}")
         else:
             out.append(
                 f"{node.name}: "
@@ -109,10 +114,7 @@ async def not_running(config: Config, nodes: Nodes) -> list[str]:
     """Every node whose container of this cluster does not run, or that cannot be asked: a bench
     measures the head's endpoint only, and a deployment with a node gone is not the one measured
     to be kept (on real ranks the lost node's peers fail at their next collective)."""
-    name, cluster = config["container_name"], config["name"]
-    found = await nodes.each(
-        lambda node: nodes.docker(node, lambda c: engines.own_containers(c, cluster, name))
-    )
+    name, found = config["container_name"], await _own(config, nodes)
     out = []
     for node in config.nodes:
         result = found.get(node.name)
