@@ -149,6 +149,7 @@ EXPECTED = {
     "nccl_watchdog_timeout": ["nccl.watchdog_timeout"],
     "vllm_rpc_timeout": ["vllm.rpc_timeout"],
     "vllm_no_attention_backend": ["vllm.no_attention_backend"],
+    "vllm_selected_attention_backend": ["vllm.no_attention_backend"],
     "nccl_shm_attach_failed": ["nccl.shm_attach_failed"],
     "nccl_watchdog_hang": ["nccl.watchdog_hang"],
     "nccl_shm_attach_failed_p2p": ["nccl.shm_attach_failed"],
