@@ -148,6 +148,7 @@ EXPECTED = {
     "nccl_unhandled_cuda_error_pynccl": ["nccl.cuda_error"],
     "nccl_watchdog_timeout": ["nccl.watchdog_timeout"],
     "vllm_rpc_timeout": ["vllm.rpc_timeout"],
+    "vllm_engine_handshake_timeout": ["vllm.engine_handshake_timeout"],
     "vllm_no_attention_backend": ["vllm.no_attention_backend"],
     "vllm_selected_attention_backend": ["vllm.no_attention_backend"],
     "nccl_shm_attach_failed": ["nccl.shm_attach_failed"],
