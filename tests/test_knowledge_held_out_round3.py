@@ -60,3 +60,13 @@ def test_round3_misses_are_the_listed_ones():
     missed = {source: ids[0] for source, ids, line in ROWS if sorted({f.id for f in scan(line)}) != ids}
     assert missed == MISSED
     assert len(ROWS) - len(missed) == 32  # of 36: the score after this round, 27 before
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["vllm-head-1  | ", "2026-03-09T01:31:29.489253860Z ", "\x1b[36m(EngineCore_DP0 pid=123)\x1b[0m "],
+)
+def test_a_decorated_round3_line_keeps_its_name(prefix):
+    """What Docker, a log shipper or vLLM's colours put before a line does not change its name."""
+    for _, ids, line in NAMED:
+        assert sorted({f.id for f in scan(prefix + line + "\r\n")}) == ids, line
