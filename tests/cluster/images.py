@@ -63,7 +63,7 @@ def _key(*parts: object) -> str:
 
 
 @contextlib.contextmanager
-def _locked() -> Iterator[None]:
+def locked() -> Iterator[None]:
     """One builder at a time on this machine (several test clusters share the cache)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / ".lock", "w") as fh:
@@ -162,7 +162,7 @@ def _cached(name: str, key: str, build) -> tuple[Path, Layer]:
     """The cache entry `name-key` (built by `build(dir)` into a fresh directory when missing)."""
     done = CACHE / f"{name}-{key}"
     if not (done / "diff_id").exists():
-        with _locked():
+        with locked():
             if not (done / "diff_id").exists():
                 work = CACHE / f"{name}-{key}.building"
                 _remove(work)
