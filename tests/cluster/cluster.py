@@ -799,6 +799,7 @@ def image_layers(
 
 def build_images() -> None:
     """Every profile's layers, built (or found in the cache) before any node needs them."""
+    images.build_all({p.ray_version if p.ray else None for p in IMAGES.values()})
     for profile in IMAGES.values():
         image_layers(ROOT, "", profile)
 

@@ -63,10 +63,11 @@ def _key(*parts: object) -> str:
 
 
 @contextlib.contextmanager
-def locked() -> Iterator[None]:
-    """One builder at a time on this machine (several test clusters share the cache)."""
+def locked(entry: str = "") -> Iterator[None]:
+    """One builder of a cache entry at a time on this machine (several test clusters share the
+    cache); entries of different names build side by side."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / ".lock", "w") as fh:
+    with open(CACHE / (f".lock-{entry}" if entry else ".lock"), "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         yield
 
@@ -162,7 +163,7 @@ def _cached(name: str, key: str, build) -> tuple[Path, Layer]:
     """The cache entry `name-key` (built by `build(dir)` into a fresh directory when missing)."""
     done = CACHE / f"{name}-{key}"
     if not (done / "diff_id").exists():
-        with locked():
+        with locked(f"{name}-{key}"):
             if not (done / "diff_id").exists():
                 work = CACHE / f"{name}-{key}.building"
                 _remove(work)
@@ -229,12 +230,51 @@ def _chroot(root: Path, *argv: str, what: str) -> None:
     _run(["chroot", str(root), *argv], what, env=env)
 
 
-def _download(spec: str, dest: Path) -> None:
+def wheels(spec: str) -> Path:
     """Wheels for `spec` and its dependencies, fetched by this machine's pip (its own index
-    configuration), for the image's CPython 3.11 on this architecture."""
-    dest.mkdir(parents=True, exist_ok=True)
-    argv = ["python3", "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version", "3.11"]
-    _run([*argv, "-d", str(dest), spec], f"pip download {spec}")
+    configuration) for the image's CPython 3.11 on this architecture; kept in the cache, so a
+    changed venv recipe needs no network, and fetched while debootstrap runs (build_all)."""
+    dest = CACHE / f"wheels-{_key('wheels', spec)}"
+    if not (dest / ".done").exists():
+        with locked(dest.name):
+            if not (dest / ".done").exists():
+                _remove(dest)
+                work = dest.with_name(dest.name + ".fetching")
+                _remove(work)
+                argv = [
+                    "python3",
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--only-binary=:all:",
+                    "--python-version",
+                    "3.11",
+                ]
+                _run([*argv, "-d", str(work), spec], f"pip download {spec}")
+                (work / ".done").touch()
+                work.rename(dest)
+    return dest
+
+
+def build_all(rays: set[str | None]) -> None:
+    """The base and every venv, as fast as a fresh machine allows: Ray's wheels download while
+    debootstrap runs, then the venvs (independent of each other) are made side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(2, len(rays) + 1)) as pool:
+        fetched = [pool.submit(wheels, f"ray=={ray}") for ray in rays if ray and not _venv_done(ray)]
+        base_layer()
+        for future in fetched:
+            future.result()
+        list(pool.map(venv_layer, rays))
+
+
+def _venv_done(ray: str | None) -> bool:
+    base = CACHE / f"base-{_key('base', SUITE, PACKAGES)}" / "diff_id"
+    return (
+        base.exists() and (CACHE / f"venv-{_key('venv', base.read_text().strip(), ray)}" / "diff_id").exists()
+    )
 
 
 def venv_layer(ray: str | None) -> tuple[Path, Layer]:
@@ -243,13 +283,12 @@ def venv_layer(ray: str | None) -> tuple[Path, Layer]:
     key = _key("venv", base.diff_id, ray)
 
     def build(work: Path) -> Layer:
-        wheels = work / "wheels"
-        if ray:
-            _download(f"ray=={ray}", wheels)
         with _overlay([base_dir / "upper"], work) as root:
             _chroot(root, "python3", "-m", "venv", VENV, what="python3 -m venv")
             if ray:
-                shutil.copytree(wheels, root / "tmp" / "wheels")
+                shutil.copytree(
+                    wheels(f"ray=={ray}"), root / "tmp" / "wheels", ignore=shutil.ignore_patterns(".done")
+                )
                 _chroot(
                     root,
                     f"{VENV}/bin/pip",
@@ -262,7 +301,6 @@ def venv_layer(ray: str | None) -> tuple[Path, Layer]:
                     what=f"pip install ray=={ray}",
                 )
                 shutil.rmtree(root / "tmp" / "wheels")
-        shutil.rmtree(wheels, ignore_errors=True)
         _drop_tmp_leftovers(work / "upper")
         return _layer_tar(work / "upper", work / "layer.tar")
 
