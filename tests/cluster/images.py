@@ -233,7 +233,7 @@ def _chroot(root: Path, *argv: str, what: str) -> None:
 def wheels(spec: str) -> Path:
     """Wheels for `spec` and its dependencies, fetched by this machine's pip (its own index
     configuration) for the image's CPython 3.11 on this architecture; kept in the cache, so a
-    changed venv recipe needs no network, and fetched while debootstrap runs (build_all)."""
+    changed venv recipe needs no network."""
     dest = CACHE / f"wheels-{_key('wheels', spec)}"
     if not (dest / ".done").exists():
         with locked(dest.name):
@@ -258,23 +258,14 @@ def wheels(spec: str) -> Path:
 
 
 def build_all(rays: set[str | None]) -> None:
-    """The base and every venv, as fast as a fresh machine allows: Ray's wheels download while
-    debootstrap runs, then the venvs (independent of each other) are made side by side."""
+    """The base, then every venv side by side (they are independent of each other: a cold build
+    makes the two Ray versions' venvs in the time of one). Ray's wheels are not fetched while
+    debootstrap runs: measured, both downloads then slowed each other more than they overlapped."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max(2, len(rays) + 1)) as pool:
-        fetched = [pool.submit(wheels, f"ray=={ray}") for ray in rays if ray and not _venv_done(ray)]
-        base_layer()
-        for future in fetched:
-            future.result()
+    base_layer()
+    with ThreadPoolExecutor(len(rays)) as pool:
         list(pool.map(venv_layer, rays))
-
-
-def _venv_done(ray: str | None) -> bool:
-    base = CACHE / f"base-{_key('base', SUITE, PACKAGES)}" / "diff_id"
-    return (
-        base.exists() and (CACHE / f"venv-{_key('venv', base.read_text().strip(), ray)}" / "diff_id").exists()
-    )
 
 
 def venv_layer(ray: str | None) -> tuple[Path, Layer]:
