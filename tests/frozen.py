@@ -276,6 +276,18 @@ class FrozenCore:
             emit(ev.Stage(n.name, f"sync_{what}", "done", f"{what}: verified", 2.0, 1.0))
         return True
 
+    running = ""  # the image the head's container runs ("" : nothing serves; a test sets it)
+
+    def running_image(self):
+        return self.running
+
+    def supervision(self):
+        return ""  # the frozen configuration leaves restart at its default: nothing supervised
+
+    async def supervise(self, emit):
+        self.calls.append("supervise")
+        return ""
+
     async def teardown_targets(self):
         return {
             n.name: ["vllm_node (running, image vllm-node:latest)"]

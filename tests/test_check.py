@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import os
 import shutil
 
 import pytest
@@ -49,6 +50,7 @@ def test_check_passes_on_a_healthy_cluster(cluster, tmp_path, count):
             "net.data_interface",
             "roce.device",
             "roce.twins",
+            "image.platform",
         ):
             assert by[(cid, node.name)].status == "pass", (cid, node.name, by[(cid, node.name)])
         # netdev and hca were left unset: the nodes' own interfaces and RoCE twins were detected
@@ -93,6 +95,27 @@ def test_same_tag_different_image_fails(cluster, tmp_path):
         cluster.import_image(cluster.nodes[1])
     r = by[("image.same", "cluster")]
     assert r.status == "fail" and cluster.nodes[1].name in r.message and "layer digests differ" in r.message
+
+
+def test_an_image_built_for_another_cpu_is_named_before_the_launch(cluster, tmp_path):
+    """The worker holds the image built for another CPU (an amd64 image on the arm64 Spark,
+    mirrored on this machine): check names that node, both architectures and the fix, before
+    anything starts; the head's own build passes."""
+    head, worker = cluster.nodes[:2]
+    image = "spark-test/vllm-foreign-check:latest"
+    cluster.import_image(head, image)
+    try:
+        arch = cluster.import_foreign_image(worker, image, ("/opt/venv/bin/vllm",))
+        machine = os.uname().machine  # a namespace node runs on this machine's kernel
+        _, by = checks(config_for(cluster, 2, tmp_path, image=image))
+    finally:
+        for node in (head, worker):
+            cluster.docker(node, "rmi", "-f", image, check=False)
+    bad = by[("image.platform", worker.name)]
+    assert bad.status == "fail" and f"built for linux/{arch}, but {worker.name} is {machine}" in bad.message
+    assert "exec format error" in bad.message and "docker pull --platform linux/" in bad.fix, bad
+    good = by[("image.platform", head.name)]
+    assert good.status == "pass" and good.message.endswith(f"the CPU of {head.name} ({machine})"), good
 
 
 def test_existing_container_fails_and_shows_its_image(cluster, tmp_path):

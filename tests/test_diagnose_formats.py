@@ -135,3 +135,67 @@ def test_real_docker_outputs_of_a_killed_container(cluster):
         assert r["findings"][0]["id"] == "docker.oom_killed"
     finally:
         cluster.docker(node, "rm", "-f", "kb-killed", check=False)
+
+
+def test_ethtool_link_down_is_named_for_each_port():
+    """A real `ethtool` of two ports without carrier (LKML thread): each is named link.down."""
+    r = analyse("ethtool-link-down-tg3-lkml.txt")
+    assert r["kind"] == "ethtool"
+    assert [(p["netdev"], p["link_detected"], p["speed_mbps"]) for p in r["summary"]["ports"]] == [
+        ("eno8303", False, None),
+        ("eno8403", False, None),
+    ]
+    assert [(f["id"], f["figures"]["netdev"]) for f in r["findings"]] == [
+        ("link.down", "eno8303"),
+        ("link.down", "eno8403"),
+    ]
+    assert r["verdicts"][0]["level"] == "warn" and r["verdicts"][0]["text"].startswith("eno8303: no link")
+
+
+def test_ethtool_as_a_user_keeps_the_fields_after_its_refusal():
+    """Run without root, ethtool prints 'Cannot get wake-on-lan settings' unindented among the
+    fields: the port's link is still read, and no speed is not taken for a slow link."""
+    r = analyse("ethtool-no-wol-permission-opennic29.txt")
+    assert [(p["netdev"], p["link_detected"]) for p in r["summary"]["ports"]] == [
+        ("enp24s0f0", True),
+        ("enp24s0f1", True),
+    ]
+    assert r["findings"] == [] and all(v["level"] == "ok" for v in r["verdicts"])
+    assert "no speed in this output" in r["verdicts"][0]["text"]
+    ena = analyse("ethtool-no-speed-ena-amzn61.txt")
+    assert [(p["netdev"], p["speed_mbps"], p["link_detected"]) for p in ena["summary"]["ports"]] == [
+        ("ens3", None, True)
+    ]
+
+
+def test_nvidia_smi_q_of_a_580_driver_with_top_level_sections():
+    """`nvidia-smi -q -d MEMORY,PERFORMANCE` of driver 580: 'CUDA Version : Not Found', a
+    vGPU section before the GPUs, nested clock-event reasons."""
+    r = analyse("nvidia-smi-q-d-memory-perf-580-rtxpro6000-cubecos312.txt")
+    assert r["kind"] == "gpu-q"
+    s = r["summary"]
+    assert (s["driver_version"], s["cuda_version"], s["attached_gpus"]) == ("580.105.06", "Not Found", 4)
+    (gpu,) = s["gpus"]
+    assert gpu["bus_id"] == "00000000:42:00.0" and gpu["Performance State"] == "P8"
+    assert gpu["Clocks Event Reasons Counters/SW Power Capping"] == "1202176 us"
+    assert r["verdicts"][0]["level"] == "ok" and "memory not in this output" in r["verdicts"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "name, code, level",
+    [
+        ("docker-inspect-exit137-window-sdwebui457.txt", 137, "error"),
+        ("docker-inspect-exit0-elided-exporter6.txt", 0, "ok"),
+        # cut inside State itself (its Health log): State's own fields are read line by line
+        ("docker-inspect-health-log-cut-compose11827.txt", 137, "error"),
+    ],
+)
+def test_a_docker_inspect_pasted_in_part_is_still_read(name, code, level):
+    """Pastes of `docker inspect` cut short (a window, an author's '...') are not JSON: each
+    container's State object is read on its own; its fields are not 'not recognised' lines."""
+    r = analyse(name)
+    assert r["kind"] == "docker-inspect"
+    (c,) = r["summary"]["containers"]
+    assert (c["status"], c["exit_code"], c["oom_killed"]) == ("exited", code, False)
+    assert [v["level"] for v in r["verdicts"]] == [level]
+    assert "not_recognised" not in r

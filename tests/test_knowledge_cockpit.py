@@ -20,6 +20,13 @@ def notices(lines):
             app.open_logs("spark-2")
             await pilot.pause(0.3)
             assert isinstance(app.screen, LogsScreen)
+            # On a loaded machine the lines take longer to be read: wait for a notice (up to 3 s),
+            # then a little more so that a repeated notice would have arrived too.
+            for _ in range(30):
+                if any(n.title == "known failure" for n in app._notifications):
+                    break
+                await pilot.pause(0.1)
+            await pilot.pause(0.3)
             return [(n.title, n.message, n.severity) for n in app._notifications]
 
     return asyncio.run(flow())

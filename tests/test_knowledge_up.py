@@ -3,11 +3,13 @@ rolls back. The stand-in vLLM prints real failures' lines (SPARK_TEST_FAIL=log:N
 files of tests/data/failures) as the real program printed them."""
 
 import asyncio
+import re
 import time
 
 import pytest
 
 from spark_tui.core.launch import events as ev
+from tests.helpers import DATA
 from tests.test_launch import config_for, containers, launch
 
 pytestmark = pytest.mark.cluster
@@ -92,3 +94,119 @@ def test_an_nvml_driver_library_mismatch_on_a_worker_is_named_for_that_worker(cl
     assert "NVIDIA driver and library differ (library 570.124)" in failed.cause
     assert "Fix: Reboot the node" in failed.cause
     assert [(d.node, d.id) for d in named] == [(worker, "driver.nvml_mismatch")]
+
+
+def test_tritons_old_ptxas_on_a_worker_is_named_with_the_gpus_architecture(cluster, tmp_path):
+    """GB10's sm_121a is unknown to the ptxas a Triton wheel ships: the compile fails on the worker
+    while the engine warms up; up names the worker, the architecture and the TRITON_PTXAS_PATH fix."""
+    worker = cluster.nodes[1].name
+    failed, named, _ = _failed_up(cluster, tmp_path, f"log:triton_ptxas_sm121a@{worker}", executor="native")
+    assert failed.cause.startswith(f"{worker}: Triton's ptxas does not know sm_121a"), failed.cause
+    assert "TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas" in failed.cause
+    d = next(d for d in named if d.id == "cuda.ptxas_unknown_arch")
+    assert d.node == worker and d.figures == {"sm": "sm_121a"}
+
+
+def test_an_out_of_memory_sampler_warmup_under_ray_is_named_with_the_batch_width(cluster, tmp_path):
+    """vLLM's sampler warm-up after the KV cache was sized runs out of memory (an engine actor's
+    lines, as the Ray executor prints them): named with --max-num-seqs's figure and the fix."""
+    failed, named, _ = _failed_up(cluster, tmp_path, "log:vllm_sampler_warmup_oom_ray", executor="ray")
+    assert "out of memory while warming up the sampler with 1024 dummy requests" in failed.cause, failed.cause
+    assert "Fix: Lower --max-num-seqs below 1024" in failed.cause
+    d = next(d for d in named if d.id == "vllm.sampler_warmup_oom")
+    assert d.figures == {"requests": 1024}
+
+
+def _kernel_line(sample: str) -> str:
+    """A real kernel log line of tests/data/failures as the kernel wrote it (what `dmesg` prints
+    after its timestamp): the syslog host and kernel stamp of the sample taken off."""
+    line = (DATA / "failures" / f"{sample}.log").read_text().splitlines()[0]
+    return line.split("] ", 1)[1] if "] NVRM" in line else line
+
+
+# The reader up uses on the node and how it prints the kernel's line: dmesg (root, or
+# dmesg_restrict=0), else journalctl -k (a user in the adm group when dmesg is restricted).
+KERNEL_READERS = {
+    "dmesg": ("", r"\d{4}-\d\d-\d\dT[\d:,]+\+00:00 "),
+    "journalctl": ("dmesg", r"\d{4}-\d\d-\d\dT[\d:.]+\+0000 {node} kernel: "),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(KERNEL_READERS))
+def test_a_gpu_fault_in_a_workers_kernel_log_during_the_load_is_named_for_it_and_rolled_back(
+    cluster, tmp_path, reader
+):
+    """An Xid is said in the node's kernel log, never in a container's log: up follows every node's
+    kernel log (dmesg --follow; journalctl -k -f where dmesg is restricted) from the launch's
+    start and names the worker's GPU fault with the Xid's meaning and the fix, then rolls back.
+    The line is written once the head's container runs, while the load goes on."""
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    denied, stamp = KERNEL_READERS[reader]
+    xid = _kernel_line("xid_79_syslog")
+    said: list[str] = []
+
+    def on_event(e):
+        if (
+            not said
+            and isinstance(e, ev.Stage)
+            and (e.node, e.stage, e.status) == (head.name, "container", "done")
+        ):
+            cluster.kernel_says(worker, xid)
+            said.append(xid)
+
+    config = config_for(cluster, 2, tmp_path, env={"SPARK_TEST_SHARD_DELAY": "3"}, executor="native")
+    cluster.set_standin(worker, KERNEL_LOG_DENIED=denied)
+    start = time.monotonic()
+    try:
+        ok, got, _ = asyncio.run(launch(config, on_event=on_event))
+    finally:
+        cluster.set_standin(worker, KERNEL_LOG_DENIED="")
+    assert said and not ok
+    failed = next(e for e in got if isinstance(e, ev.Failed))
+    assert failed.cause.startswith(
+        f"{worker.name}: GPU failure Xid 79 (GPU has fallen off the bus) on PCI:0000:01:00. Fix: Reboot the node"
+    ), failed.cause
+    # The kernel's line as the reader printed it, its ISO time first: when the GPU failed
+    line = stamp.replace("{node}", re.escape(worker.name)) + re.escape(xid)
+    assert re.search(r"\(kernel log: " + line + r"\)", failed.cause), failed.cause
+    named = [(d.node, d.id) for d in got if isinstance(d, ev.Diagnosis) and d.severity == "error"]
+    assert named == [(worker.name, "driver.xid_hardware")]
+    assert not [d for d in got if isinstance(d, ev.Diagnosis) and d.id == "driver.kernel_log_unreadable"]
+    assert all(ids == [] for ids in containers(cluster, 2).values()), "not rolled back"
+    assert time.monotonic() - start < 12 + 20  # named during the 12 s load, not at a timeout
+
+
+def test_a_node_whose_kernel_log_is_closed_is_said_once_and_the_launch_goes_on(cluster, tmp_path):
+    """dmesg restricted to root (kernel.dmesg_restrict=1) and no journal group: one warning naming
+    the node and dmesg's own words, and the launch still comes up."""
+    worker = cluster.nodes[1]
+    cluster.set_standin(worker, KERNEL_LOG_DENIED="1")
+    try:
+        ok, got, _ = asyncio.run(launch(config_for(cluster, 2, tmp_path, executor="native")))
+    finally:
+        cluster.set_standin(worker, KERNEL_LOG_DENIED="")
+    assert ok
+    warned = [d for d in got if isinstance(d, ev.Diagnosis) and d.id == "driver.kernel_log_unreadable"]
+    assert [d.node for d in warned] == [worker.name]
+    assert warned[0].severity == "warn" and "dmesg: read kernel buffer failed: Operation not permitted" in (
+        warned[0].means
+    )
+
+
+def test_a_worker_without_rdma_devices_is_named_from_the_engines_refusal(cluster, tmp_path):
+    """The engine itself refuses the worker's container (Docker's own words: /dev/infiniband holds
+    no device node, as on a node whose RDMA modules are not loaded): up names the worker, the
+    device and the fix from the table, not 'container failed to start', and rolls back."""
+    from tests.cluster.cluster import run
+
+    worker = cluster.nodes[1]
+    run(worker.nsenter("rm", "/dev/infiniband/uverbs0"))
+    try:
+        failed, named, _ = _failed_up(cluster, tmp_path, "", executor="native")
+    finally:
+        run(worker.nsenter("mknod", "/dev/infiniband/uverbs0", "c", "1", "3"))
+    assert failed.cause.startswith(
+        f"{worker.name}: the node has no device /dev/infiniband to give the container (not a device node). Fix: "
+    ), failed.cause
+    assert "mlx5_ib" in failed.cause and "(docker: " in failed.cause
+    assert [(d.node, d.id) for d in named] == [(worker.name, "docker.device_missing")]

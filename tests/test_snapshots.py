@@ -62,6 +62,13 @@ def test_wizard_image_step_says_what_another_image_changes(snap_compare, tmp_pat
     )
 
 
+def test_wizard_asks_upgrade_or_relaunch_over_a_running_deployment(snap_compare, tmp_path):
+    """Another image chosen while the effective one serves: upgrade (u), relaunch (t) or cancel."""
+    app = app_for(tmp_path, 2)
+    app.core.running = app.core.config["image"]
+    assert snap_compare(app, terminal_size=SIZE, press=["w", "down", "enter"], run_before=settle)
+
+
 def test_wizard_check_step(snap_compare, tmp_path):
     assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter"], run_before=settle)
 

@@ -402,13 +402,13 @@ async def _supervise(config, nodes, emit) -> int:
     Ctrl-C ends the watching; the deployment keeps serving."""
     from spark_tui.core.launch.supervise import Supervisor
 
+    supervisor = Supervisor(config, nodes, emit)
     print(
-        f"supervising (restart on-failure, at most {config['restart_max']} restarts in "
-        f"{config['restart_window']:.0f} s): Ctrl-C stops supervising, the deployment keeps serving",
+        f"{supervisor.headline()}: Ctrl-C stops supervising, the deployment keeps serving",
         file=sys.stderr,
         flush=True,
     )
-    ended = await Supervisor(config, nodes, emit).run()
+    ended = await supervisor.run()
     return 0 if ended in ("removed", "exited") else 1
 
 

@@ -240,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Try IMAGE in place of the running deployment's: record it as known-good (with a bench run), sync "
         "IMAGE to every node, check it, tear down, launch IMAGE, bench it with the same load; keep it when "
         "nothing regressed beyond the upgrade.* settings, else relaunch the known-good (also on Ctrl-C or "
-        "any failure). Outcome and both bench runs go into the results database.",
+        "any failure; a lost node is waited for up to upgrade.restore_wait, else named). Outcome, both "
+        "bench runs and what each node holds go into the results database. Exit 0 kept, 1 not kept with "
+        "something serving, 3 nothing serving at the end.",
     )
     p.add_argument("image", metavar="IMAGE", help="the candidate image")
     p.add_argument("--concurrency", default="1,4", metavar="LIST", help="bench levels (default 1,4)")

@@ -1,7 +1,9 @@
 """`spark-tui upgrade IMAGE`: the headless face of core/upgrade.py.
 
-Exit 0 when the candidate is kept, 1 when it is refused or rolled back (the known-good serving),
-2 for bad input (flags, a corrupt or locked results database), 130 on Ctrl-C (after the restore).
+Exit 0 when the candidate is kept, 1 when it is refused or rolled back (something serves: the
+known-good, as its endpoint answers), 3 when nothing serves at the end (a lost node the restore
+waited for in vain: the verdict names it and what each node holds), 2 for bad input (flags, a
+corrupt or locked results database), 130 on Ctrl-C (after the restore).
 """
 
 from __future__ import annotations
@@ -72,7 +74,9 @@ def run_upgrade(args, event_line, masked) -> int:
         asyncio.run(main())
     finally:
         store.close()
-    return 0 if outcome and outcome[0].verdict == "kept" else 1
+    if outcome and outcome[0].verdict == "kept":
+        return 0
+    return 3 if outcome and not outcome[0].serving else 1
 
 
 def cmd_upgrade(args) -> int:

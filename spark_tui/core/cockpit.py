@@ -16,6 +16,7 @@ from spark_tui.core.launch.drift import drift
 from spark_tui.core.launch.events import LaunchEvent, TeardownEvent
 from spark_tui.core.launch.launch import Launch
 from spark_tui.core.launch.live import with_detected
+from spark_tui.core.launch.supervise import Supervisor
 from spark_tui.core.launch.teardown import teardown
 from spark_tui.core.monitor import Monitor, NodeView
 from spark_tui.core.node.logs import LogFollower, LogLines, StreamState
@@ -61,9 +62,15 @@ class CockpitAPI(Protocol):
 
     async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool: ...
 
+    def supervision(self) -> str: ...
+
+    async def supervise(self, emit: Callable[[LaunchEvent], object]) -> str: ...
+
     async def sync(self, what: str, emit: Callable[[object], object]) -> bool: ...
 
     async def teardown_targets(self) -> dict[str, list[str] | str]: ...
+
+    def running_image(self) -> str: ...
 
     async def upgrade(self, image: str, emit: Callable[[object], object]) -> UpgradeOutcome: ...
 
@@ -162,6 +169,22 @@ class CockpitCore:
                 emit(item)
         return ok
 
+    def supervision(self) -> str:
+        """What supervising the deployment launched from here means, or "" when `restart` is not
+        on-failure (nothing is supervised)."""
+        if self.config["restart"] != "on-failure":
+            return ""
+        return Supervisor(self.config, self.nodes, lambda _e: None).headline()
+
+    async def supervise(self, emit: Callable[[LaunchEvent], object]) -> str:
+        """`restart: on-failure` for a launch from the cockpit: the Supervisor `up` runs (memory
+        check before each restart, a restart loop stopped and named), its events the CLI's; until
+        the deployment ends: why ("removed", "exited", "loop", "refused"; "" when not supervised).
+        The cockpit cancels it before it tears down, launches or upgrades itself."""
+        if self.config["restart"] != "on-failure":
+            return ""
+        return await Supervisor(self.config, self.nodes, emit).run()
+
     async def sync(self, what: str, emit: Callable[[object], object]) -> bool:
         """`spark-tui sync image|model` for the wizard: node to node, verified."""
         run = sync_image if what == "image" else sync_model
@@ -169,6 +192,16 @@ class CockpitCore:
 
     async def teardown_targets(self) -> dict[str, list[str] | str]:
         return await self.monitor.teardown_targets()
+
+    def running_image(self) -> str:
+        """The image this cluster's container runs on the head, as the last refresh saw it ("" when
+        none): the wizard offers an upgrade, not a teardown, when another image is chosen over it."""
+        snap = self.monitor.last_snapshot(self.config.head.name)
+        name, cluster = self.config["container_name"], self.config["name"]
+        for c in snap.containers if snap is not None else []:
+            if c.name == name and c.cluster == cluster and c.state == "running":
+                return c.image_ref
+        return ""
 
     async def upgrade(self, image: str, emit: Callable[[object], object]) -> UpgradeOutcome:
         """`spark-tui upgrade IMAGE` with its default load, results in the default database.

@@ -16,10 +16,18 @@ The loop ties together operations that exist on their own, in this order:
 Transactional: until `teardown` nothing the known-good runs is touched, so a refusal there
 leaves it serving. From `teardown` on, any failure, a lost node, Ctrl-C (CancelledError or
 KeyboardInterrupt) or a regression removes what the candidate started and relaunches the
-known-good configuration; the restore itself is shielded from a second Ctrl-C. The outcome (with
-both bench runs) goes into the results database. Every step is an UpgradeStep event; launch,
-sync and teardown events pass through unchanged. No Textual here: the CLI and the cockpit
-both consume these events.
+known-good configuration; the restore itself is shielded from a second Ctrl-C. A candidate is
+kept only when, after its bench, every node still runs it (the bench measures the head alone).
+
+A lost node: the restore needs every node (the known-good runs on all its nodes or not at all,
+never on fewer: that would be another deployment than the one recorded). It waits up to
+`upgrade.restore_wait` for every node to answer; one that stays lost ends the upgrade `failed`
+with RestoreFailed's text, and nothing more is removed or relaunched: whatever still serves (the
+candidate, when it got that far) keeps serving. Every outcome then says what each node holds and
+what serves, as the nodes show it (core/upgrade_nodes.py), never as assumed; the CLI exits 3 when
+nothing serves. The outcome (with both bench runs and the nodes' states) goes into the results
+database. Every step is an UpgradeStep event; launch, sync and teardown events pass through
+unchanged. No Textual here: the CLI and the cockpit both consume these events.
 """
 
 from __future__ import annotations
@@ -31,10 +39,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from spark_tui.core import bench_run
+from spark_tui.core import bench_run, upgrade_nodes
 from spark_tui.core.bench import loadgen
 from spark_tui.core.bench.bench_store import Run, Store, StoreError, Upgrade, add_upgrade, setup_key
 from spark_tui.core.launch.drift import drift
+from spark_tui.core.launch.events import Failed
 from spark_tui.core.launch.launch import Launch
 from spark_tui.core.launch.live import with_detected
 from spark_tui.core.launch.teardown import teardown
@@ -77,8 +86,9 @@ class UpgradeOutcome:
     before_run: int | None = None
     after_run: int | None = None
     figures: list[str] = field(default_factory=list)  # one line per concurrency level compared
-    serving: str = ""  # which image serves now ("" when nothing does: the restore failed)
+    serving: str = ""  # which image serves now, as its endpoint answers ("" when nothing does)
     record: int | None = None  # the row in the results database's `upgrades` table
+    nodes: list[str] = field(default_factory=list)  # what each node holds once the upgrade ended
 
 
 def candidate_config(config: Config, image: str) -> Config:
@@ -167,7 +177,18 @@ class UpgradeRun:
         store: Store,
         params: loadgen.Params,
     ):
-        self.known_good, self.nodes, self.emit = config, nodes, emit
+        self.known_good, self.nodes = config, nodes
+        self.ledger = upgrade_nodes.Ledger()  # what this upgrade last did on each node
+
+        self.failed = ""  # the last failure a sync, teardown or launch named (its cause, shown)
+
+        def seen_then(event: object) -> None:
+            self.ledger.see(event)
+            if isinstance(event, Failed):
+                self.failed = event.cause
+            emit(event)
+
+        self.emit: Emit = seen_then
         self.candidate_image = candidate
         self.store, self.params = store, params
         self.t0 = time.monotonic()
@@ -180,17 +201,32 @@ class UpgradeRun:
 
     async def run(self) -> UpgradeOutcome:
         try:
-            outcome = await self._run()
+            outcome = await self._verified(self._run())
         except (asyncio.CancelledError, KeyboardInterrupt):
-            outcome = await self._shielded(self._interrupted())
+            outcome = await self._shielded(self._verified(self._interrupted()))
             self._finish(outcome)
             raise
         except StoreError as exc:  # the results database went bad mid-way: still restore
-            outcome = await self._shielded(self._roll_back("failed", str(exc), []))
+            outcome = await self._shielded(self._verified(self._roll_back("failed", str(exc), [])))
         except Exception as exc:  # a bug of ours or an answer nobody foresaw: still restore
             cause = f"internal error ({type(exc).__name__}: {str(exc)[:200]})"
-            outcome = await self._shielded(self._roll_back("failed", cause, []))
+            outcome = await self._shielded(self._verified(self._roll_back("failed", cause, [])))
         self._finish(outcome)
+        return outcome
+
+    async def _verified(self, work) -> UpgradeOutcome:
+        """The outcome with what each node holds and what serves, as the nodes answer now: the
+        verdict never claims an image serves that does not."""
+        outcome: UpgradeOutcome = await work
+        claimed = outcome.serving
+        try:
+            outcome.nodes = await upgrade_nodes.states(self.known_good, self.nodes, self.ledger)
+            outcome.serving = await upgrade_nodes.serving_image(self.known_good, self.nodes)
+        except Exception as exc:  # asking the nodes failed as nothing foresaw: said, never assumed
+            outcome.nodes.append(f"the nodes could not be asked: {type(exc).__name__}: {str(exc)[:160]}")
+            outcome.serving = ""
+        if claimed and outcome.serving != claimed:  # it served a moment ago; the nodes' word wins
+            outcome.reason += f"; asked again at the end, {outcome.serving or 'nothing'} serves"
         return outcome
 
     async def _shielded(self, work) -> UpgradeOutcome:
@@ -216,7 +252,7 @@ class UpgradeRun:
             outcome.reason,
             outcome.before_run,
             outcome.after_run,
-            {"figures": outcome.figures, "serving": outcome.serving},
+            {"figures": outcome.figures, "serving": outcome.serving, "nodes": outcome.nodes},
         )
         try:
             outcome.record = add_upgrade(self.store, record).id
@@ -255,9 +291,10 @@ class UpgradeRun:
             return await self._roll_back("refused", "the known-good deployment could not be torn down", [])
         self.step("teardown", "done", f"{good} removed")
         self.step("launch", "started", self.candidate_image)
+        self.failed = ""
         if not await Launch(candidate, self.nodes, self.emit).run():
             return await self._roll_back(
-                "refused", f"{self.candidate_image} failed to launch (its cause is above)", []
+                "refused", f"{self.candidate_image} failed to launch: {self.failed or 'cause unknown'}", []
             )
         self.step("launch", "done", self.candidate_image)
         try:
@@ -266,6 +303,14 @@ class UpgradeRun:
             return await self._roll_back("rolled back", f"the candidate could not be benched: {exc}", [])
         assert self.before is not None
         regressions, figures = judge(self.before, self.after, Thresholds.of(self.known_good))
+        gone = await upgrade_nodes.not_running(candidate, self.nodes)
+        if gone:  # served the bench from the head, but the deployment measured is not whole
+            return await self._roll_back(
+                "rolled back",
+                f"{self.candidate_image} cannot be kept: after its bench not every node runs it "
+                f"({'; '.join(gone)})",
+                figures,
+            )
         if regressions:
             return await self._roll_back(
                 "rolled back",
@@ -327,9 +372,10 @@ class UpgradeRun:
 
     async def _sync(self, candidate: Config) -> None:
         self.step("sync", "started", self.candidate_image)
+        self.failed = ""
         if not await sync_image(candidate, self.nodes, self.emit):
             raise UpgradeRefused(
-                f"{self.candidate_image} could not be copied to every node (the cause is above)"
+                f"{self.candidate_image} could not be copied to every node: {self.failed or 'cause unknown'}"
             )
         self.step("sync", "done", f"{self.candidate_image} on every node")
 
@@ -408,16 +454,31 @@ class UpgradeRun:
         try:
             await self._restore()
         except RestoreFailed as exc:
+            self.step("restore", "failed", str(exc))
             return self._outcome("failed", f"{reason}; and the restore failed: {exc}", figures, "")
         return self._outcome(verdict, f"{reason}; {good} relaunched and serving", figures, good)
 
     async def _restore(self) -> None:
-        good = self.known_good["image"]
+        """Every node answering first (waiting for a lost one up to upgrade.restore_wait), then
+        the candidate removed and the known-good launched; RestoreFailed says which node and why."""
+        good, count = self.known_good["image"], len(self.known_good.nodes)
+        wait = self.known_good["upgrade.restore_wait"]
         self.step("restore", "started", f"remove the candidate, relaunch {good}")
+        missing = await upgrade_nodes.wait_for(
+            self.known_good, self.nodes, wait, lambda text: self.step("restore", "started", text)
+        )
+        if missing:
+            names = ", ".join(missing)
+            raise RestoreFailed(
+                "; ".join(f"{n} unreachable ({w})" for n, w in missing.items())
+                + f" after {wait:g} s (upgrade.restore_wait): {good} runs on all {count} node(s) or not "
+                f"at all, so nothing more was removed or relaunched; once {names} answer(s) again, "
+                f"`spark-tui down` then `spark-tui up` brings {good} back"
+            )
         await teardown(self.known_good, self.nodes, self.emit)  # the name and labels are the same
+        self.failed = ""
         if not await Launch(self.known_good, self.nodes, self.emit).run():
-            self.step("restore", "failed", f"{good} did not launch again")
-            raise RestoreFailed(f"{good} did not launch again (its cause is above)")
+            raise RestoreFailed(f"{good} did not launch again: {self.failed or 'cause unknown'}")
         self.step("restore", "done", f"{good} serving")
 
     async def _interrupted(self) -> UpgradeOutcome:
@@ -451,6 +512,7 @@ def event_text(event: object, show: Callable[[str], str]) -> str | None:
             f"    {runs}; serving: {show(event.serving) or 'NOTHING'}"
             + (f"; recorded as upgrade {event.record}" if event.record else "")
         )
+        lines += [f"    node {show(line)}" for line in event.nodes]
         return "\n".join(lines)
     return None
 

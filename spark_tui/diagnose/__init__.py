@@ -44,6 +44,7 @@ ERRORISH = re.compile(
     r"\b(?:ERROR|Error|error|FAILED|Failed|failed|FATAL|fatal|WARN|Traceback|denied|refused|Killed)\b"
 )
 NOT_RECOGNISED_SHOWN = 10
+JSON_KINDS = ("docker-inspect", "docker-ps-json", "ip-json")
 # A traceback's frames and carets say where, not what: never listed as not recognised.
 FRAME = re.compile(r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S')
 
@@ -53,9 +54,17 @@ def _knowledge(c: Cleaned, result: dict) -> None:
     among the verdicts; error-like lines it does not know are listed as not recognised."""
     w = Watch()
     unknown: list[str] = []
+    # A JSON output's fields were read by its reader: `"Error": ""` is a field, not a failure.
+    fields = result.get("kind") in JSON_KINDS
     for line in c.text.splitlines():
         w.feed(line)
-        if not w.matched and ERRORISH.search(line) and not FRAME.search(line) and line.strip() not in unknown:
+        if (
+            not fields
+            and not w.matched
+            and ERRORISH.search(line)
+            and not FRAME.search(line)
+            and line.strip() not in unknown
+        ):
             unknown.append(line.strip())
     findings = w.ranked()
     shown = {v.get("code") for v in result["verdicts"]}

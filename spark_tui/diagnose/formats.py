@@ -56,7 +56,62 @@ def detect_format(c: Cleaned) -> str | None:
                 return "ip-json"
         if _ps_rows(text):
             return "docker-ps-json"
+    if _cut_inspect(text[:20_000]):  # a docker inspect pasted in part (a window, an author's "...")
+        return "docker-inspect"
     return None
+
+
+INSPECT_ID = re.compile(r'^\s*"Id": "(?P<id>[0-9a-f]{12,64})"', re.M)
+INSPECT_STATE = re.compile(r'^\s*"State": \{', re.M)
+STATE_FIELD = re.compile(r'^\s*"(\w+)": ("[^"\n]*"|-?\d+|true|false|null),?\s*$', re.M)
+
+
+def _cut_inspect(text: str) -> list[dict]:
+    """The containers of a `docker inspect` output that is not whole JSON (a paste cut short):
+    each one's Id, Name and its State object, which is read as JSON on its own."""
+    rows = []
+    ids = list(INSPECT_ID.finditer(text))
+    for i, m in enumerate(ids):
+        end = ids[i + 1].start() if i + 1 < len(ids) else len(text)
+        part = text[m.start() : end]
+        st = INSPECT_STATE.search(part)
+        if st is None:
+            continue
+        state = _json(_braced(part, st.end() - 1))
+        if not isinstance(state, dict):  # the paste ends inside State (a long Health log): its fields
+            state = {
+                k: _json(v)
+                for k, v in STATE_FIELD.findall(part[st.end() : st.end() + 2000].split('"Health"')[0])
+            }
+            if "Status" not in state:
+                continue
+        name = re.search(r'^\s*"Name": "(?P<name>[^"]*)"', part, re.M)
+        rows.append({"Id": m.group("id"), "Name": name.group("name") if name else "", "State": state})
+    return rows
+
+
+def _braced(text: str, start: int) -> str:
+    """The JSON object opening at text[start] ('{'), to its matching brace (strings respected)."""
+    depth, quoted, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quoted:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quoted = False
+            continue
+        if ch == '"':
+            quoted = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return ""
 
 
 def _json(text: str):
@@ -122,7 +177,7 @@ def read_gpu_q(c: Cleaned) -> dict:
     for g in gpus:
         name = g.get("Product Name", "GPU")
         total = g.get("FB Memory Usage/Total", "")
-        if name.endswith("GB10") or total in ("N/A", "Not Supported"):
+        if name.endswith("GB10") or total.strip("[]") in ("N/A", "Not Supported"):
             memory = "memory fields N/A (GB10: unified memory, read /proc/meminfo)"
         elif total:
             memory = f"memory {g.get('FB Memory Usage/Used', '?')} used of {total}"
@@ -153,7 +208,13 @@ def read_ethtool(c: Cleaned) -> dict:
     ports = []
     verdicts = []
     findings = []
-    for m in re.finditer(r"^Settings for (?P<netdev>\S+):\n(?P<body>(?:[ \t].*\n?|\n)*)", c.text, re.M):
+    # A port's fields are indented; ethtool's own refusals ("Cannot get wake-on-lan settings:
+    # Operation not permitted" for a non-root user, "netlink error: ...") sit among them unindented.
+    for m in re.finditer(
+        r"^Settings for (?P<netdev>\S+):\n(?P<body>(?:(?:[ \t]|Cannot |netlink error).*\n?|\n)*)",
+        c.text,
+        re.M,
+    ):
         netdev, body = m.group("netdev"), m.group("body")
         supported = _modes(body, "Supported link modes")
         advertised = _modes(body, "Advertised link modes")
@@ -179,6 +240,13 @@ def read_ethtool(c: Cleaned) -> dict:
             findings.append(matcher.named("link.speed_below_rate", figures, line))
         elif speed:
             verdicts.append(_v("ok", f"{netdev}: {speed / 1000:g} Gb/s, the port's best supported mode"))
+        elif port["link_detected"]:
+            verdicts.append(
+                _v(
+                    "ok",
+                    f"{netdev}: link detected; no speed in this output (the driver reports none, or not run as root)",
+                )
+            )
     verdicts = [_finding_verdict(f) for f in findings] + verdicts
     return {"summary": {"ports": ports}, "verdicts": verdicts, "findings": [f.as_dict() for f in findings]}
 
@@ -203,6 +271,8 @@ def read_ethtool_i(c: Cleaned) -> dict:
 def read_docker_inspect(c: Cleaned) -> dict:
     data = _json(c.text.strip())
     rows = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
+    if data is None:
+        rows = _cut_inspect(c.text)
     containers = []
     verdicts = []
     for r in rows:

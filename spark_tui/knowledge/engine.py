@@ -41,6 +41,12 @@ class Finding:
     secondary: bool = False
     node: str = ""
     count: int = 1
+    span: tuple[int, int] = (0, 0)  # where the wording matched, in `line`
+
+    def quoted(self, width: int) -> str:
+        """The line cut to `width` around the words that matched (a long line's failure is often
+        at its end, after two paths or a whole command)."""
+        return window(self.line, self.span, width)
 
     @property
     def key(self) -> tuple:
@@ -67,6 +73,28 @@ class Finding:
         }
 
 
+def cut(line: str, span: tuple[int, int], width: int) -> tuple[str, tuple[int, int]]:
+    """`line` when it fits in `width`, else a cut of it that holds `span` (the matched words),
+    begun a little before them, with "…" where the line was cut; and the span in what is kept."""
+    if len(line) <= width:
+        return line, span
+    start, end = span
+    room = width - 2  # the two marks
+    begin = min(start - width // 5, len(line) - room)
+    if end + 20 > begin + room:  # a long match: its end and a little after it stay
+        begin = min(len(line) - room, end + 20 - room)
+    begin = max(0, begin)
+    kept = line[begin : begin + room]
+    mark = "…" if begin else ""
+    text = mark + kept + ("…" if begin + len(kept) < len(line) else "")
+    shift = len(mark) - begin
+    return text, (max(0, start + shift), min(len(text), end + shift))
+
+
+def window(line: str, span: tuple[int, int], width: int) -> str:
+    return cut(line, span, width)[0]
+
+
 def _value(kind: str, raw: str) -> object:
     raw = raw.strip()
     try:
@@ -91,7 +119,19 @@ class _Figures(dict):
         return "?"
 
 
+# `[[ ... ]]` in a title, meaning or fix: a part kept only when the line carried every figure it
+# names ("NCCL[[ {nccl_version}]]: ..." reads "NCCL: ..." for a line without the version).
+OPTIONAL = re.compile(r"\[\[(.*?)\]\]")
+
+
 def _fill(text: str, figures: dict[str, object]) -> str:
+    if "[[" in text:
+
+        def keep(m: re.Match) -> str:
+            names = {n for _, n, _, _ in string.Formatter().parse(m.group(1)) if n}
+            return m.group(1) if names <= set(figures) else ""
+
+        text = OPTIONAL.sub(keep, text)
     return string.Formatter().vformat(text, (), _Figures({k: v for k, v in figures.items()}))
 
 
@@ -115,6 +155,9 @@ class Matcher:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
         (the automaton runs in C over the joined text; no literal holds a newline)."""
         text = "\n".join(lines)
+        if "\x1b" in text:  # a colour code inside a wording would hide its literal: read without them
+            lines = [ANSI.sub("", line) for line in lines]
+            text = "\n".join(lines)
         if self._ascii and not text.isascii():
             text = text.encode("ascii", "replace").decode("ascii")
         # iter_long: non-overlapping longest matches; any line holding a literal still gets one
@@ -128,16 +171,17 @@ class Matcher:
 
         return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends})
 
-    def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object]]]]:
-        """The entries a line matches with the figures it carries (one per entry), and the line
-        as matched (ANSI colours removed): usually no entry."""
+    def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object], tuple[int, int]]]]:
+        """The entries a line matches with the figures it carries and where the words matched
+        (one per entry), and the line as matched (ANSI colours removed): usually no entry."""
         scan = self._automaton.iter
+        if "\x1b" in line:  # colours removed first: a code inside the wording would hide its literal
+            line = ANSI.sub("", line)
         if next(scan(line), None) is None:
             return line, []
         candidates = sorted({i for _, items in scan(line) for i in items})
-        if "\x1b" in line:
-            line = ANSI.sub("", line)
-        out: list[tuple[Entry, dict[str, object]]] = []
+        line = line.rstrip("\r")  # a CRLF text's lines: the figures end where the words end
+        out: list[tuple[Entry, dict[str, object], tuple[int, int]]] = []
         done: set[str] = set()
         for i in candidates:
             entry, pattern = self._items[i]
@@ -149,15 +193,21 @@ class Matcher:
             done.add(entry.id)
             figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
             _names(entry, figures)
-            out.append((entry, figures))
+            out.append((entry, figures, m.span()))
         return line, out
 
     def match(self, line: str) -> list[Finding]:
         """Every entry a line matches (one finding per entry): usually none."""
         line, found = self.raw(line)
-        return [self.make(entry, figures, line) for entry, figures in found]
+        return [self.make(entry, figures, line, span) for entry, figures, span in found]
 
-    def make(self, entry: Entry, figures: dict[str, object], line: str) -> Finding:
+    def make(
+        self, entry: Entry, figures: dict[str, object], line: str, span: tuple[int, int] = (0, 0)
+    ) -> Finding:
+        lead = len(line) - len(line.lstrip())
+        line = line.strip()
+        span = (max(0, span[0] - lead), max(0, span[1] - lead))
+        kept, span = cut(line, span, LINE_KEPT)
         return Finding(
             id=entry.id,
             family=entry.family,
@@ -166,9 +216,10 @@ class Matcher:
             means=_fill(entry.means, figures),
             fix=_fill(entry.fix, figures),
             figures=figures,
-            line=line.strip()[:400],
+            line=kept,
             source=entry.source[0],
             secondary=entry.secondary,
+            span=span,
         )
 
     def named(self, ident: str, figures: dict[str, object], line: str, node: str = "") -> Finding:
@@ -198,6 +249,7 @@ def _names(entry: Entry, figures: dict[str, object]) -> None:
             figures[f"{key}_name"] = names.get(str(figures[key]), f"code {figures[key]}")
 
 
+LINE_KEPT = 400  # a finding keeps at most this much of its line, around the matched words
 THEN_WINDOW = 40  # lines after a match in which its `then:` patterns may add figures
 
 
@@ -223,14 +275,14 @@ class Watch:
         new = []
         line, found = self.matcher.raw(line)
         self.matched = bool(found)
-        for entry, figures in found:
+        for entry, figures, span in found:
             seen = self._same(entry, figures)
             if seen is not None:
                 seen.count += 1
                 if any(seen.figures.get(k) != v for k, v in figures.items()):
                     self.matcher.refill(seen, figures)  # a later line of the same failure adds to it
                 continue
-            f = self.matcher.make(entry, figures, line)
+            f = self.matcher.make(entry, figures, line, span)
             f.node = self.node
             self.findings[f.key] = f
             new.append(f)

@@ -18,7 +18,7 @@ class KeySpec:
     key: str  # Textual key string; several keys separated by commas
     action: str
     description: str
-    where: str  # app | dashboard | wizard | logs | serving | upgrade | dialog
+    where: str  # app | dashboard | wizard | logs | serving | upgrade | dialog | choice
     show: bool = True
 
 
@@ -64,6 +64,16 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("upgrade.back", "escape", "back", "Back (once the upgrade ended)", "upgrade"),
     KeySpec("confirm.yes", "y", "yes", "Yes", "dialog"),
     KeySpec("confirm.no", "n,escape", "no", "No", "dialog"),
+    # The wizard's question when another image is chosen while a deployment serves.
+    KeySpec("choice.upgrade", "u", "upgrade", "Upgrade to it: kept, or rolled back to what runs", "choice"),
+    KeySpec(
+        "choice.relaunch",
+        "t",
+        "relaunch",
+        "Use it in the wizard: tear down and launch, no way back",
+        "choice",
+    ),
+    KeySpec("choice.cancel", "escape", "cancel", "Cancel: choose again", "choice"),
 )
 
 BY_ID = {k.id: k for k in KEYS}

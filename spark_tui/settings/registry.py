@@ -337,8 +337,8 @@ SETTINGS: tuple[Setting, ...] = (
         "restart",
         k.Choice(("no", "on-failure")),
         "no",
-        "on-failure: after a container crashes, `up` (which then stays attached) relaunches the "
-        "deployment, re-running the memory check first; Docker's own restart policy is not used (it "
+        "on-failure: after a container crashes, `up` (which then stays attached) or the cockpit that "
+        "launched it relaunches the deployment, re-running the memory check first; Docker's own restart policy is not used (it "
         "would skip that check and restart one container of a cluster whose peers lost their rank).",
         role="supervise",
     ),
@@ -454,6 +454,14 @@ SETTINGS: tuple[Setting, ...] = (
         3600.0,
         "Seconds a bench run of the known-good deployment (same setup and load) counts as recent; "
         "older, upgrade benches it first.",
+        role="check",
+    ),
+    _s(
+        "upgrade.restore_wait",
+        k.Float(min=0.0),
+        120.0,
+        "Seconds a rollback waits for a lost node to answer again before it gives up restoring: the "
+        "known-good runs on all its nodes or not at all, so nothing is removed or relaunched without it.",
         role="check",
     ),
 )

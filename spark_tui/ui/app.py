@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable
 from functools import partial
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -21,10 +22,19 @@ from spark_tui.core.launch import events as ev
 from spark_tui.core.monitor import NodeView, failed_view
 from spark_tui.core.node.probes import not_understood
 from spark_tui.core.serving.serving_watch import ServingLook
+from spark_tui.parsers.text import inert
 from spark_tui.settings.keys import validate_keymap
 from spark_tui.ui import themes
 from spark_tui.ui.keys_ui import bindings_for
-from spark_tui.ui.messages import JobDone, NodeRefreshed, ServingRefreshed, TeardownProgress
+from spark_tui.ui.messages import (
+    JobDone,
+    JobStarted,
+    NodeRefreshed,
+    ServingRefreshed,
+    SupervisionEnded,
+    SupervisionEvent,
+    TeardownProgress,
+)
 from spark_tui.ui.screens.dashboard import DashboardScreen
 from spark_tui.ui.screens.dialogs import ConfirmTeardown, HelpScreen
 from spark_tui.ui.screens.logs import ALL, LogsScreen
@@ -83,6 +93,7 @@ class SparkApp(App):
         self._wake = asyncio.Event()
         self._node_loops: dict[Worker, str] = {}  # each node's refresh loop, by its worker
         self._serving_failure: str | None = None  # the serving loop's failure last notified
+        self.supervision: list[Text] = []  # what supervising said: its headline, then its last events
         config = core.config
         self.readonly = bool(config["readonly"])
         self.spark_themes = themes.load_all()
@@ -198,9 +209,67 @@ class SparkApp(App):
         except Exception as exc:  # a view the pane cannot draw: its error instead, never the app's end
             self.dashboard.show(failed_view(self.core.config, message.view.node, exc))
 
+    # --- supervision (restart: on-failure) of what the cockpit launched ---------------------
+
+    def start_supervision(self) -> None:
+        """After a launch (or an upgrade) from here: the core's Supervisor, as `up` runs it."""
+        headline = self.core.supervision()
+        if not headline:
+            return
+        self.workers.cancel_group(self, "supervise")
+        self.supervision = [
+            Text(
+                f"{headline}: ends with a teardown, a launch or an upgrade from here, or when the cockpit "
+                "quits; the deployment keeps serving",
+                style="bold",
+            )
+        ]
+        self.dashboard.show_supervision(Text("\n").join(self.supervision))
+        self.supervise()
+
+    @work(exclusive=True, group="supervise", name="supervision", exit_on_error=False)
+    async def supervise(self) -> None:
+        ended = await self.core.supervise(lambda e: self.post_message(SupervisionEvent(e)))
+        self.post_message(SupervisionEnded(ended))
+
+    def stop_supervision(self, why: str) -> None:
+        if not self.supervision:
+            return
+        self.workers.cancel_group(self, "supervise")
+        self._supervision_line(Text(f"supervision ended: {why}", style="dim"))
+
+    def _supervision_line(self, line: Text) -> None:
+        """The headline stays; the last five events under it."""
+        self.supervision = self.supervision[:1] + (self.supervision[1:] + [line])[-5:]
+        self.dashboard.show_supervision(Text("\n").join(self.supervision))
+
+    def on_supervision_event(self, message: SupervisionEvent) -> None:
+        e = message.event  # in its own words (the CLI's), shown by the core
+        if isinstance(e, ev.Restart):
+            self._supervision_line(Text(inert(e.say()), style="bold yellow"))
+            self.notify(e.say(), title="restart", severity="warning", timeout=15, markup=False)
+        elif isinstance(e, ev.Failed):
+            self._supervision_line(Text(inert(e.headline()), style="bold red"))
+            self.notify(e.headline(), title="supervision", severity="error", timeout=30, markup=False)
+        elif isinstance(e, ev.Ready):
+            self._supervision_line(Text(f"serving again: {inert(e.headline())}", style="green"))
+        elif isinstance(e, ev.Stage) and e.stage in ("memory", "restart"):
+            self._supervision_line(Text(inert(e.say()), style="red" if e.status == "failed" else ""))
+
+    def on_supervision_ended(self, message: SupervisionEnded) -> None:
+        if message.why in ("loop", "refused"):
+            return  # its failure is the last line already, and stays
+        self._supervision_line(
+            Text(f"supervision ended: {message.why or 'nothing to supervise'}", style="dim")
+        )
+
+    def on_job_started(self, message: JobStarted) -> None:
+        self.stop_supervision(f"a{'n' if message.job[0] in 'aeiou' else ''} {message.job} began here")
+
     async def on_unmount(self) -> None:
         self._node_loops.clear()
         self.workers.cancel_group(self, "refresh")
+        self.workers.cancel_group(self, "supervise")
         await self.core.close()
 
     # --- actions ----------------------------------------------------------------------
@@ -253,6 +322,7 @@ class SparkApp(App):
         if not await self.push_screen_wait(ConfirmTeardown(self.core.config["name"], targets)):
             self.notify("teardown cancelled")
             return
+        self.stop_supervision("teardown")
         self.notify("tearing down...")
         ok = await self.core.teardown(lambda e: self.post_message(TeardownProgress(e)))
         self.post_message(JobDone("teardown", ok))
@@ -266,6 +336,8 @@ class SparkApp(App):
             self.notify(e.say(), severity="error", timeout=15, markup=False)
 
     def on_job_done(self, message: JobDone) -> None:
+        if message.job in ("launch", "upgrade") and message.ok:
+            self.start_supervision()  # bubbled up from the wizard's launch step or the upgrade screen
         if message.job == "teardown":
             self.notify(
                 "teardown complete"

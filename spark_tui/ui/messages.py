@@ -66,6 +66,28 @@ class JobDone(Message):
 
 
 @dataclass
+class JobStarted(Message):
+    """A launch or an upgrade begins (bubbles to the app, which stops supervising first)."""
+
+    job: str
+
+
+@dataclass
+class SupervisionEvent(Message):
+    """An event of the deployment's supervision (`restart: on-failure`): a crash's restart with
+    its memory check, the relaunch's stages, READY again, a restart loop or a refusal."""
+
+    event: LaunchEvent
+
+
+@dataclass
+class SupervisionEnded(Message):
+    """Supervision ended: why (core/launch/supervise.py: removed, exited, loop, refused)."""
+
+    why: str
+
+
+@dataclass
 class ServingRefreshed(Message):
     """New serving figures, node loads and signals (every metrics_interval once serving); None
     when the cluster stopped serving (its container no longer runs on the head)."""

@@ -10,6 +10,7 @@ Traffic stays on the bridge 10.231.0.0/24, which exists only on this machine.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import resource
@@ -274,8 +275,12 @@ class Cluster:
         node.dockerd_pid = 0
         self.save()
 
-    def start_dockerd(self, node: Node) -> None:
-        env = dict(os.environ, PATH=f"{HERE / 'hostbin'}:/usr/sbin:/usr/bin:/sbin:/bin")
+    def start_dockerd(self, node: Node, gpu_runtime: bool = True) -> None:
+        """The node's dockerd. Its PATH holds the NVIDIA container toolkit's hook (stand-in), which
+        makes dockerd register its `nvidia` GPU device driver; `gpu_runtime=False` leaves it out,
+        as on a node without the toolkit: the real dockerd then refuses --gpus in its own words."""
+        path = "/usr/sbin:/usr/bin:/sbin:/bin"
+        env = dict(os.environ, PATH=f"{HERE / 'hostbin'}:{path}" if gpu_runtime else path)
         node.dockerd_pid = _spawn(
             node.nsenter(
                 "dockerd",
@@ -538,6 +543,30 @@ class Cluster:
                 return
         raise ClusterError(f"docker load {image} into {node.name}: {err.decode(errors='replace').strip()}")
 
+    def import_foreign_image(self, node: Node, image: str, programs: tuple[str, ...]) -> str:
+        """The test image with `programs` replaced by executables of another CPU, its config's
+        architecture set to theirs (an amd64 image on an arm64 Spark, mirrored on this machine):
+        returns that architecture."""
+        layers, config = image_layers(self.root, "", IMAGES["openai"])
+        layer, arch = images.foreign_arch_layer(self.root, programs)
+        layers = [*layers, layer]
+        meta = json.loads(config)
+        meta["architecture"] = arch
+        meta["rootfs"]["diff_ids"].append(layer.diff_id)
+        meta["history"].append(dict(meta["history"][-1]))
+        proc = subprocess.Popen(
+            ["docker", "-H", node.docker_host, "load", "-q"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stderr is not None
+        with proc.stdin:
+            images.write_archive(proc.stdin, image, layers, json.dumps(meta, sort_keys=True).encode(), skip=3)
+        if proc.wait() != 0:
+            raise ClusterError(f"docker load {image} into {node.name}: {proc.stderr.read().decode().strip()}")
+        return arch
+
     def set_host_tool_sample(self, node: Node, **samples: str) -> None:
         """Choose which captured output the node's stand-ins print (GPU_TABLE, GPU_APPS, IBDEV_SAMPLE)."""
         self.set_standin(node, **{k: str(DATA / v) for k, v in samples.items()})
@@ -550,6 +579,13 @@ class Cluster:
         current = dict(line.split("=", 1) for line in env_file.read_text().split() if "=" in line)
         current.update(values)
         env_file.write_text("".join(f"{k}={v}\n" for k, v in current.items() if v))
+
+    def kernel_says(self, node: Node, *lines: str) -> None:
+        """Lines the node's kernel logs now, stamped as `dmesg --time-format iso` prints them
+        (`2026-12-03T23:35:02,123456+00:00 NVRM: ...`); the dmesg stand-in's --follow shows them."""
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace(".", ",")
+        with open(Path(node.dir) / "kernel.log", "a", encoding="utf-8") as fh:
+            fh.write("".join(f"{now} {line}\n" for line in lines))
 
     def remove_all_containers(self, node: Node) -> None:
         ids = self.docker(node, "ps", "-aq").stdout.split()
@@ -669,14 +705,25 @@ def _make_node(index: int, root: Path) -> Node:
     run(["ip", "-n", node.netns, "link", "set", NETDEV, "mtu", "9000", "up"])
     run(["ip", "link", "set", node.host_veth, "mtu", "9000"])
     # Host tools of a real Spark, as stand-ins printing captured outputs.
-    for tool in ("nvidia-smi", "ibdev2netdev"):
+    for tool in ("nvidia-smi", "ibdev2netdev", "dmesg", "journalctl"):
         shutil.copy(HERE / "hostbin" / tool, ndir / "bin" / tool)
+    # The node's kernel log as its dmesg stand-in reads it: real boot lines of a ConnectX port
+    # (tests/data/not_recognised/mlx5_probe_healthy.log), stamped at the node's "boot".
+    (ndir / "kernel.log").write_text(
+        "".join(
+            f"2026-01-05T08:00:{10 + i:02d},{642917 + i:06d}+00:00 {line.split('] ', 1)[1]}\n"
+            for i, line in enumerate(
+                (DATA / "not_recognised" / "mlx5_probe_healthy.log").read_text().splitlines()
+            )
+        )
+    )
     # The driver's NVML (a stand-in: one GB10), which the --gpus hook puts into containers.
     shutil.copy(root / "libnvidia-ml.so.1", ndir / "bin" / "libnvidia-ml.so.1")
     (ndir / "bin" / "standin.env").write_text(
         f"GPU_TABLE={DATA}/nvidia-smi/gb10-table-vllm-enginecore-truncated-mem-580.126.txt\n"
         f"GPU_APPS={DATA}/nvidia-smi/gb10-compute-apps-noheader-nounits-llamaswap782.txt\n"
         f"IBDEV_SAMPLE={DATA}/netif/ibdev2netdev-dgxspark-three-sparks-all-up.txt\n"
+        f"KERNEL_LOG={ndir}/kernel.log\n"
     )
     run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ndir / "ssh_host_ed25519_key")])
     (ndir / "sshd_config").write_text(

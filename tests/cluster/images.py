@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import tarfile
 import time
@@ -443,6 +444,41 @@ def variant_layer(root: Path, variant: str) -> Layer:
         shutil.rmtree(upper)
         sha.write_text(layer.diff_id)
     return Layer(out, sha.read_text().strip())
+
+
+# A program for another CPU: the smallest real aarch64 Linux executable (ELF64, EM_AARCH64, one
+# PT_LOAD segment whose code is `mov x0, #0; mov x8, #93 (exit); svc #0`). An x86_64 kernel's
+# execve refuses it with ENOEXEC, which runc reports as "exec format error": what an amd64 image's
+# programs get on the arm64 Spark, the other way round.
+ARCH_OTHER = {"x86_64": ("arm64", 183), "aarch64": ("amd64", 62)}  # host machine -> (image arch, e_machine)
+
+
+def foreign_elf(e_machine: int) -> bytes:
+    base, code = 0x400000, bytes.fromhex("000080d2a80b80d2010000d4")  # aarch64 exit(0), little endian
+    entry_off = 64 + 56
+    size = entry_off + len(code)
+    ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    header = ident + struct.pack(
+        "<HHIQQQIHHHHHH", 2, e_machine, 1, base + entry_off, 64, 0, 0, 64, 56, 1, 64, 0, 0
+    )
+    phdr = struct.pack("<IIQQQQQQ", 1, 5, 0, base, base, size, size, 0x1000)
+    return header + phdr + code
+
+
+def foreign_arch_layer(root: Path, programs: tuple[str, ...]) -> tuple[Layer, str]:
+    """A top layer whose `programs` (paths in the image) are executables of another CPU, and the
+    image architecture they are for (`Architecture` in `docker image inspect`)."""
+    arch, e_machine = ARCH_OTHER.get(os.uname().machine, ("arm64", 183))
+    out = root / f"foreign-{arch}.tar"
+    upper = root / f"foreign-{arch}"
+    for program in programs:
+        path = upper / program.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(foreign_elf(e_machine))
+        path.chmod(0o755)
+    layer = _layer_tar(upper, out)
+    shutil.rmtree(upper)
+    return layer, arch
 
 
 # --- the image archive ---------------------------------------------------------------------------

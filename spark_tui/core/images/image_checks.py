@@ -6,6 +6,7 @@ An answer that cannot be had is `skipped` with the reason, never a pass."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Awaitable, Callable, Collection
 
 import docker
@@ -19,6 +20,9 @@ from spark_tui.settings.resolve import Config
 
 IMAGE_CHECKS = ("image.entrypoint", "image.ray", "image.native", "model.architecture")
 Add = Callable[..., None]
+# What `uname -m` prints, as Docker names the architecture an image is built for.
+DOCKER_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le"}
+WORD = re.compile(r"[\w.-]{1,32}")  # an image's stated os/architecture: its author's text, checked
 NATIVE = ".".join(map(str, NATIVE_SINCE))
 
 
@@ -138,6 +142,40 @@ def architecture(config: Config, where: str, facts: ImageFacts, model: ModelConf
             where,
             "pass",
             f"{', '.join(model.architectures)} is in the model registry of {vllm} in {image}",
+        )
+
+
+def platform(image: str, node: str, attrs: dict, machine: str, add: Add) -> None:
+    """image.platform: the image's own os/architecture (its config, `docker image inspect`)
+    against the node's CPU (`uname -m`). An amd64 image on the arm64 Spark loads, then every
+    program in it fails with `exec format error`: named here, before anything starts."""
+    arch, system = attrs.get("Architecture"), attrs.get("Os")
+    arch = arch if isinstance(arch, str) and WORD.fullmatch(arch) else ""
+    system = system if isinstance(system, str) and WORD.fullmatch(system) else "linux"
+    want = DOCKER_ARCH.get(machine, "")
+    if not arch or not want:
+        said = (
+            "the image states no architecture"
+            if not arch
+            else f"the node's CPU {machine or '?'} is not known here"
+        )
+        add("image.platform", node, "skipped", f"{image} on {node}: {said}")
+    elif arch == want:
+        add(
+            "image.platform",
+            node,
+            "pass",
+            f"{image} is built for {system}/{arch}, the CPU of {node} ({machine})",
+        )
+    else:
+        add(
+            "image.platform",
+            node,
+            "fail",
+            f"{image} on {node} is built for {system}/{arch}, but {node} is {machine} ({system}/{want}): every "
+            "program in it would fail with `exec format error`",
+            f"use the {system}/{want} build of the image (`docker pull --platform {system}/{want} {image}` on "
+            f"{node}), then spark-tui sync image --from {node}",
         )
 
 

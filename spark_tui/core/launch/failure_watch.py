@@ -29,13 +29,13 @@ def diagnosis(f: Finding) -> Diagnosis:
     )
 
 
-def cause_text(f: Finding, how: str = "", read_in: str = "", origin: str = "") -> str:
+def cause_text(f: Finding, how: str = "", read_in: str = "", origin: str = "", log: str = "log") -> str:
     """The Failed cause: node, what happened, the fix, the line it was read from, and how the
     container ended when it had (`how`). A line read in another node's log (a Ray worker's,
     which reaches the head's log under its actor prefix) says so, with the worker's address (the
     line's prefix, else `origin`: the driver's copy of a worker's exception has no prefix of its
     own): the same words whether the knowledge base or the launch's reading of vLLM's failure
-    named it first."""
+    named it first. `log` says which log the line is from (the kernel's, for an Xid)."""
     where = ""
     if read_in and read_in != f.node:
         ip = origin_ip(f.line) or origin
@@ -43,7 +43,7 @@ def cause_text(f: Finding, how: str = "", read_in: str = "", origin: str = "") -
     # The container's end comes last: the cause reads the same whether the log was read while
     # the container ran or after it had exited.
     ended = f"; container {how}" if how else ""
-    return f"{f.node}: {f.title}{where}. Fix: {f.fix} (log: {f.line[:240]}){ended}"
+    return f"{f.node}: {f.title}{where}. Fix: {f.fix} ({log}: {f.quoted(240)}){ended}"
 
 
 class FailureWatch:

@@ -35,12 +35,13 @@ from spark_tui.core.launch.events import (
     StillHolding,
     shown_by,
 )
-from spark_tui.core.launch.failure_watch import FailureWatch, cause_text
+from spark_tui.core.launch.failure_watch import FailureWatch, cause_text, diagnosis
 from spark_tui.core.launch.live import with_detected
 from spark_tui.core.launch.nccl_nodes import NcclWatch, node_of
 from spark_tui.core.models.memory_fit import MemoryGuard, MemoryReading
 from spark_tui.core.node import engines, labels
 from spark_tui.core.node.errors import EngineError, NodeError, engine_said
+from spark_tui.core.node.kernel_log import KernelLog
 from spark_tui.core.node.logs import LogCursor
 from spark_tui.core.node.nodes import Nodes
 from spark_tui.core.node.probes import NodeSnapshot
@@ -60,7 +61,8 @@ from spark_tui.secret_names import mask_args
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[Any], object]  # takes the events of core/launch/events.py
-SERVE_EXIT = "spark-tui: vllm serve exited with code"  # written to the head's log when it ends (Ray)
+SERVE_EXIT = "spark-tui: vllm serve exited with code"
+KERNEL_LOG_UNREADABLE = "driver.kernel_log_unreadable"  # the table's words for a kernel log we may not read  # written to the head's log when it ends (Ray)
 # Seconds between HTTP readiness probes before the log says the server started.
 ASK_WITHOUT_HINT = 5.0
 # Seconds an error line that names no exception yet (vLLM's "Error executing method ...") waits
@@ -153,6 +155,9 @@ class Launch:
         # Every log line read goes through the failure knowledge base: a named error ends the launch.
         self.kb = FailureWatch(self.emit)
         self._error_seen: float | None = None  # when vLLM's first unnamed error line was read
+        # Each node's kernel log from the launch's start: GPU faults (Xid) are said there only.
+        self.kernels: dict[str, KernelLog] = {}
+        self._kernel_lines: dict[str, list[str]] = {}
 
     def _stage(
         self,
@@ -181,9 +186,11 @@ class Launch:
             self.hostnames = {snap.host.hostname: snap.node for snap in snaps if snap.host.hostname}
             self.snaps = snaps
             await self._preflight()
+            await self._watch_kernels()
             start = {"solo": self._solo, "ray": self._ray, "native": self._native}
             await start[self.config["executor"]]()
             endpoint, watch = await self._wait_ready()
+            await self._stop_kernels()
             nets = [NcclNet(n.node, n.level, n.line()) for n in watch.nets().values()]
             self.emit(
                 Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0, nets)
@@ -199,12 +206,46 @@ class Launch:
             self.emit(Failed(f"docker API failed during launch: {exc}"))
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.emit(Failed("interrupted"))
+            await asyncio.shield(self._stop_kernels())
             await asyncio.shield(self.rollback())
             raise
         except Exception as exc:  # a bug of ours, or an answer nobody foresaw: still roll back
             self.emit(Failed(f"internal error ({type(exc).__name__}: {str(exc)[:200]}); rolled back"))
+        await self._stop_kernels()
         await self.rollback()
         return False
+
+    async def _watch_kernels(self) -> None:
+        """Follow every node's kernel log from now on. A node whose kernel log this user may not
+        read (dmesg restricted, no journal group) is said once as a warning; the launch goes on."""
+
+        async def open_one(node: str) -> None:
+            log = KernelLog(
+                self.nodes.transports[node],
+                node,
+                lambda lines: self._kernel_lines.setdefault(node, []).extend(lines),
+            )
+            if await log.open():
+                log.start()
+                self.kernels[node] = log
+                return
+            said = self.kb.matcher.named(KERNEL_LOG_UNREADABLE, {"why": log.refusal}, log.refusal, node)
+            self.emit(diagnosis(said))
+
+        await self.nodes.each(open_one)
+
+    async def _stop_kernels(self) -> None:
+        kernels, self.kernels = self.kernels, {}
+        await asyncio.gather(*(k.stop() for k in kernels.values()))
+
+    def _kernel_fault(self) -> None:
+        """A fault the nodes' kernels logged since the last look (an Xid, the OOM killer), named
+        for its node; a warning (NV_ERR_NO_MEMORY) is told once and the launch goes on."""
+        for node in list(self._kernel_lines):
+            lines = self._kernel_lines.pop(node)
+            named = self.kb.feed(node, lines)
+            if named is not None:
+                raise LaunchError(cause_text(named, log="kernel log"), lines[-20:])
 
     async def _preflight(self) -> None:
         name = self.config["container_name"]
@@ -258,6 +299,15 @@ class Launch:
                 raise LaunchError(
                     f"{node}: `{program}` is not in image {spec.image}{fix} (docker: {exc})"
                 ) from None
+            # The engine's refusal in the table's words when it knows them (no GPU runtime, a
+            # missing device, a cgroup mount, a full disk): node, cause and fix, as for a log line.
+            # Its own words (the SDK's `explanation`) are quoted, not the HTTP status around them.
+            said = str(getattr(exc, "explanation", None) or exc)
+            known = [f for f in self.kb.matcher.match(said) if f.severity == "error" and not f.secondary]
+            if known:
+                known[0].node = node
+                self.emit(diagnosis(known[0]))
+                raise LaunchError(cause_text(known[0], log="docker")) from None
             raise LaunchError(f"{node}: container failed to start: {exc}") from None
         self._stage(node, "container", "done", container.short_id)
 
@@ -286,6 +336,7 @@ class Launch:
     async def _until(self, what: str, timeout: float, check) -> None:
         deadline = time.monotonic() + timeout
         while True:
+            self._kernel_fault()
             if await check():
                 return
             if time.monotonic() > deadline:

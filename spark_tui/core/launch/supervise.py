@@ -7,8 +7,9 @@ the host's memory), counts restarts over the container's lifetime instead of a w
 Ray or native cluster brings back one container whose peers lost their rank: it never serves
 again. spark-tui relaunches the whole deployment through the same transactional launch as `up`
 (memory guard, readiness, rollback), after `memory.fit` ran again on every node's live numbers.
-The price: supervision lasts while `up` runs (it stays attached); the containers keep serving
-when it ends.
+The price: supervision lasts while `up` runs (it stays attached), or while the cockpit that
+launched runs (core/cockpit.py: the same Supervisor, the same events); the containers keep
+serving when it ends.
 
 A restart loop (more than `restart_max` restarts within `restart_window` seconds) is stopped and
 named: what still runs is stopped (the containers stay, for their logs; `down` removes them).
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 import docker
 
-from spark_tui.core.launch.events import Failed, Restart, Stage
+from spark_tui.core.launch.events import Failed, Restart, Stage, shown_by
 from spark_tui.core.launch.failure_watch import FailureWatch, cause_text
 from spark_tui.core.launch.launch import EXIT_REASON, SERVE_EXIT, Emit, Launch
 from spark_tui.core.launch.live import with_detected
@@ -33,6 +34,7 @@ from spark_tui.core.models.model_cache import first_model_config
 from spark_tui.core.node import engines
 from spark_tui.core.node.errors import NodeError, why
 from spark_tui.core.node.nodes import Nodes
+from spark_tui.core.node.redact import Redactor
 from spark_tui.settings.resolve import Config
 
 # Seconds between looks at the containers: a crash is seen within about a second, and one
@@ -51,9 +53,18 @@ class Supervisor:
     """Watches the deployment `up` launched; relaunches it after a crash (see the module's why)."""
 
     def __init__(self, config: Config, nodes: Nodes, emit: Emit, clock: Callable[[], float] = time.monotonic):
-        self.config, self.nodes, self.emit, self.clock = config, nodes, emit, clock
+        self.config, self.nodes, self.clock = config, nodes, clock
+        # A crash's log lines are the node's words: masked and made inert here, as a launch's are.
+        self.emit = shown_by(Redactor(lambda: self.config).show, emit)
         self.restarts: deque[float] = deque()  # when each restart of the window began
         self.last_failed = ""
+
+    def headline(self) -> str:
+        """What `up` and the cockpit say when supervision begins."""
+        return (
+            f"supervising (restart on-failure, at most {self.config['restart_max']} restarts in "
+            f"{self.config['restart_window']:.0f} s)"
+        )
 
     async def run(self) -> str:
         """Until the deployment ends: returns why ("removed", "exited", "loop", "refused")."""

@@ -16,7 +16,7 @@ from typing import Literal
 import docker
 
 from spark_tui.core.fabric.fabric import fabric_checks
-from spark_tui.core.images.image_checks import image_checks
+from spark_tui.core.images.image_checks import image_checks, platform
 from spark_tui.core.launch.live import with_detected
 from spark_tui.core.models.memory_fit import model_checks
 from spark_tui.core.models.model_cache import cache_dir, first_model_config, repo_folder
@@ -203,6 +203,7 @@ async def _image_and_container(
             "pass",
             f"{image} present ({img.id[7:19]}{', ' + digests[0] if digests else ''})",
         )
+        platform(image, name, img.attrs, snap.host.arch, add)
     if existing is not None:
         add(
             "container.absent",

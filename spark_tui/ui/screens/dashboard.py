@@ -30,12 +30,19 @@ class DashboardScreen(Screen):
         yield Header()
         # Warnings quote environment values: plain text, never markup, escapes made inert.
         yield Static(Text(inert(self.banner)), id="banner", classes="-empty" if not self.banner else "")
+        # Supervision of a deployment launched here (restart: on-failure): restarts, a loop.
+        yield Static(id="supervision", classes="-empty")
         count = len(self.panes)
         layout = "-n1" if count == 1 else "-n2" if count == 2 else "-n4" if count <= 4 else "-many"
         with VerticalScroll(id="panes-scroll"):
             with Grid(id="panes", classes=layout):
                 yield from self.panes.values()
         yield Footer()
+
+    def show_supervision(self, text: Text | None) -> None:
+        line = self.query_one("#supervision", Static)
+        line.update(text or "")
+        line.set_class(text is None, "-empty")
 
     def show(self, view: NodeView) -> None:
         self.panes[view.node].show(view)

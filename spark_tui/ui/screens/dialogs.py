@@ -1,4 +1,5 @@
-"""Modal dialogs: the teardown confirmation and the help listing every binding."""
+"""Modal dialogs: the teardown confirmation, the wizard's upgrade-or-relaunch question, and the
+help listing every binding."""
 
 from __future__ import annotations
 
@@ -47,6 +48,46 @@ class ConfirmTeardown(ModalScreen[bool]):
 
     def action_no(self) -> None:
         self.dismiss(False)
+
+
+class UpgradeOrRelaunch(ModalScreen[str]):
+    """The wizard's image step chose another image while a deployment serves: an upgrade (the
+    running one benched, the new one launched and benched, kept or rolled back) or the plain
+    wizard (check, review, launch: the running one torn down first, no way back). Dismissed
+    with "upgrade", "relaunch" or "cancel"."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS = bindings_for("choice")
+
+    def __init__(self, running: str, chosen: str):
+        super().__init__(id="upgrade-or-relaunch")
+        self.running, self.chosen = running, chosen
+
+    def compose(self) -> ComposeResult:
+        keymap = getattr(self.app, "keymap", {})
+        t = Text()
+        t.append(f"{inert(self.running)} serves now. Use {inert(self.chosen)}?\n\n", style="bold")
+        t.append(
+            f"[{hint('choice.upgrade', keymap, every=True)}] upgrade: bench what runs, launch "
+            f"{inert(self.chosen)}, bench it with the same load; kept when nothing regressed beyond "
+            "upgrade.*, else rolled back and relaunched\n"
+        )
+        t.append(
+            f"[{hint('choice.relaunch', keymap, every=True)}] relaunch: go on in the wizard (check, review, "
+            "launch); what runs must be torn down first, no way back\n"
+        )
+        t.append(f"[{hint('choice.cancel', keymap, every=True)}] cancel: choose again", style="dim")
+        with Vertical(classes="dialog choice"):
+            yield Static(t, id="choice-text")
+
+    def action_upgrade(self) -> None:
+        self.dismiss("upgrade")
+
+    def action_relaunch(self) -> None:
+        self.dismiss("relaunch")
+
+    def action_cancel(self) -> None:
+        self.dismiss("cancel")
 
 
 class HelpScreen(ModalScreen[None]):

@@ -16,6 +16,7 @@ from spark_tui.core.cockpit import CockpitAPI
 from spark_tui.core.launch import events as ev
 from spark_tui.core.upgrade import UpgradeOutcome, event_text
 from spark_tui.ui.keys_ui import bindings_for
+from spark_tui.ui.messages import JobDone, JobStarted
 
 VERDICT_STYLE = {"kept": "bold green", "rolled back": "bold yellow", "refused": "bold yellow"}
 
@@ -29,11 +30,13 @@ class UpgradeScreen(Screen):
     CSS_PATH = "upgrade.tcss"
     BINDINGS = bindings_for("upgrade")
 
-    def __init__(self, core: CockpitAPI, readonly: bool = False):
+    def __init__(self, core: CockpitAPI, readonly: bool = False, candidate: str = ""):
+        """`candidate`: an image already chosen (the wizard's image step): the upgrade starts at once."""
         super().__init__(id="upgrade")
         self.core = core
         self.readonly = readonly
         self.running = False
+        self.candidate = candidate
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -48,8 +51,16 @@ class UpgradeScreen(Screen):
         yield RichLog(id="upgrade-log", wrap=True, markup=False, highlight=False)
         yield Footer()
 
+    def on_mount(self) -> None:
+        if self.candidate:
+            box = self.query_one("#upgrade-image", Input)
+            box.value = self.candidate
+            self.start(self.candidate)
+
     def on_input_submitted(self, message: Input.Submitted) -> None:
-        image = message.value.strip()
+        self.start(message.value.strip())
+
+    def start(self, image: str) -> None:
         if self.readonly:
             self.notify("readonly: upgrade is disabled", severity="error")
         elif self.running:
@@ -60,10 +71,14 @@ class UpgradeScreen(Screen):
 
     @work(exclusive=True, group="upgrade")
     async def run_upgrade(self, image: str) -> None:
+        self.post_message(JobStarted("upgrade"))  # the app stops supervising the known-good first
+        serving = False
         try:
-            await self.core.upgrade(image, lambda e: self.post_message(UpgradeProgress(e)))
+            outcome = await self.core.upgrade(image, lambda e: self.post_message(UpgradeProgress(e)))
+            serving = bool(outcome.serving)
         finally:
             self.running = False
+            self.post_message(JobDone("upgrade", serving))  # the app supervises what serves now
 
     def on_upgrade_progress(self, message: UpgradeProgress) -> None:
         e, show = message.event, self.core.redact.show

@@ -13,7 +13,7 @@ from spark_tui.core.cockpit import CockpitAPI, Follower
 from spark_tui.core.launch import events as ev
 from spark_tui.core.node.logs import LogLines
 from spark_tui.parsers.text import inert
-from spark_tui.ui.messages import HeadLogEvent, JobDone, LaunchProgress
+from spark_tui.ui.messages import HeadLogEvent, JobDone, JobStarted, LaunchProgress
 from spark_tui.ui.screens.wizard.step import Step, plain
 from spark_tui.ui.widgets.memory_plot import MemoryPlot
 
@@ -75,6 +75,7 @@ class LaunchStep(Step):
         self.query_one("#stages", DataTable).focus()
 
     def start(self) -> None:
+        self.post_message(JobStarted("launch"))  # the app stops supervising what ran before
         self.state = "running"
         self.query_one("#stages", DataTable).clear()
         self.memory, self.memory_total = {}, 0.0

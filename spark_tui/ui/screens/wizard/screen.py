@@ -7,6 +7,8 @@ that provenance in the review.
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.reactive import reactive
@@ -18,6 +20,8 @@ from spark_tui.core.report.check import CheckResult
 from spark_tui.errors import ConfigError
 from spark_tui.settings.keys import hint
 from spark_tui.ui.keys_ui import bindings_for
+from spark_tui.ui.screens.dialogs import UpgradeOrRelaunch
+from spark_tui.ui.screens.upgrade import UpgradeScreen
 from spark_tui.ui.screens.wizard.check import CheckStep
 from spark_tui.ui.screens.wizard.image import ImageStep
 from spark_tui.ui.screens.wizard.launch import LaunchStep
@@ -140,6 +144,25 @@ class WizardScreen(Screen):
     # --- what the steps ask of the screen -----------------------------------------------
 
     def on_image_step_chosen(self, message: ImageStep.Chosen) -> None:
+        """Another image than the one serving: asked whether to upgrade to it (reversible) or to
+        go on in the wizard (teardown and launch); the same image, or nothing serving: go on."""
+        running = self.core.running_image()
+        if running and message.ref != running and not self.readonly:
+            self.app.push_screen(
+                UpgradeOrRelaunch(running, message.ref), partial(self._chosen_over_running, message.ref)
+            )
+            return
+        self._use_image(message.ref)
+
+    def _chosen_over_running(self, ref: str, choice: str | None) -> None:
+        if choice == "upgrade":
+            self.app.pop_screen()  # the wizard gives way to the upgrade screen, which starts at once
+            self.app.push_screen(UpgradeScreen(self.core, readonly=self.readonly, candidate=ref))
+        elif choice == "relaunch":
+            self._use_image(ref)
+
+    def _use_image(self, ref: str) -> None:
+        message = ImageStep.Chosen(ref)
         try:
             self.core.edit("image", message.ref)
         except ConfigError as exc:
