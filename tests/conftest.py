@@ -101,4 +101,4 @@ def cluster(test_cluster):
         if tc._alive(node.dockerd_pid):
             c.remove_all_containers(node)
             if c.docker(node, "image", "inspect", tc.IMAGE, check=False).returncode != 0:
-                c.import_image(node)
+                c.restore_image(node)

@@ -24,10 +24,22 @@ if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
   fi
 fi
+# The test images (debootstrap, Ray from PyPI: minutes on a fresh machine, cached after) build
+# while pip, the linters and mypy run; the tests start once they are ready.
+images=""
+if [ "$(id -u)" = 0 ]; then
+  images_log=$(mktemp)
+  python3 -m tests.cluster images >"$images_log" 2>&1 &
+  images=$!
+fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 # Lint, format and types first: one line each when clean, the findings otherwise (and a failed run).
 python3 -m ruff check spark_tui tests bench
 python3 -m ruff format --check spark_tui tests bench
 python3 -m mypy
+if [ -n "$images" ]; then
+  wait "$images" || { cat "$images_log"; exit 1; }
+  cat "$images_log"
+fi
 # Two workers (pytest-xdist), each with its own namespace test cluster; the slowest tests listed.
 exec python3 -m pytest -q -p no:cacheprovider -n "${SPARK_TEST_WORKERS:-2}" --dist loadgroup --durations=25 "$@"

@@ -77,7 +77,7 @@ def test_missing_image_names_the_node_and_the_fix(cluster, tmp_path):
     try:
         _, by = checks(config_for(cluster, 2, tmp_path))
     finally:
-        cluster.import_image(cluster.nodes[1])
+        cluster.restore_image(cluster.nodes[1])
     r = by[("image.present", cluster.nodes[1].name)]
     assert (
         r.status == "fail"

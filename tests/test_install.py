@@ -44,8 +44,14 @@ def _wheel(out: Path) -> Path:
     return next(out.glob("spark_tui-*.whl"))
 
 
-def test_wheel_holds_every_source_module_stylesheet_and_theme(tmp_path):
-    names = set(zipfile.ZipFile(_wheel(tmp_path)).namelist())
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel `pip install .` builds from a clean copy of the source (and then installs)."""
+    return _wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def test_wheel_holds_every_source_module_stylesheet_and_theme(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
     wanted = {
         str(p.relative_to(ROOT)) for p in (ROOT / "spark_tui").rglob("*") if p.suffix in (".py", ".tcss")
     }
@@ -55,12 +61,14 @@ def test_wheel_holds_every_source_module_stylesheet_and_theme(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """`pip install .` (not editable) into a new virtual environment; returns its bin directory."""
+def installed(wheel, tmp_path_factory) -> Path:
+    """`pip install .` (not editable) into a new virtual environment, in its two steps: the wheel
+    pip builds from the source (the fixture above, built once for both), then pip installs it
+    with its dependencies. Returns the environment's bin directory."""
     where = tmp_path_factory.mktemp("venv")
     venv.create(where, with_pip=True)
     pip = [str(where / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    proc = subprocess.run([*pip, str(_source_copy(where))], capture_output=True, text=True, cwd=where)
+    proc = subprocess.run([*pip, str(wheel)], capture_output=True, text=True, cwd=where)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return where / "bin"
 

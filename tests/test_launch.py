@@ -114,7 +114,7 @@ def test_rollback_when_image_missing_on_a_worker(cluster, tmp_path):
         assert not ok
         _assert_rolled_back(cluster, 2, got, f"{cluster.nodes[1].name}: image {tc.IMAGE} is not on this node")
     finally:
-        cluster.import_image(cluster.nodes[1])
+        cluster.restore_image(cluster.nodes[1])
 
 
 def test_rollback_when_a_worker_dockerd_is_stopped(cluster, tmp_path):

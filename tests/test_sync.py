@@ -118,7 +118,8 @@ def running_on(cluster, marker: str) -> list[str]:
 def test_interrupted_image_sync_leaves_no_image_and_simply_runs_again(cluster, tmp_path):
     head, target = cluster.nodes[:2]
     cluster.delete_image(target)
-    cluster.rate_limit(target, "8mbit")  # a few seconds for the image: time to interrupt mid-way
+    # 8 MB/s: the image takes most of a minute, time to interrupt mid-way (a tenth is in 5 s).
+    cluster.rate_limit(target, "64mbit")
     seen: list[list[bytes]] = []
 
     def mid_way(e) -> bool:

@@ -220,20 +220,21 @@ def _net(pid: int) -> str:
 
 
 def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
-    tc.down()
+    """The session's cluster stands for a crashed run: forgotten, never brought down, its nodes'
+    sshd, dockerd and image all there. `up` must clean it before it builds; `down` leaves nothing."""
+    crashed = test_cluster.cluster
+    last = f"{tc.NS_PREFIX}{len(crashed.nodes)}"
     host_net = _net(os.getpid())
     try:
+        assert len(crashed.nodes) > 1 and last in _ours()
+        os.kill(crashed.nodes[0].sshd_pid, 0)
+        first_nets = {_net(n.holder_pid) for n in crashed.nodes}
         start = time.monotonic()
-        c = tc.up(2)
-        elapsed = time.monotonic() - start
-        print(f"\n2-node test cluster up in {elapsed:.2f} s")
-        assert f"{tc.NS_PREFIX}1" in _ours()
-        # simulate a crash: forget the cluster and bring up again; up must clean the leftovers
-        os.kill(c.nodes[0].sshd_pid, 0)
-        first_nets = {_net(n.holder_pid) for n in c.nodes}
         c2 = tc.up(1)
+        print(f"\n1-node test cluster up over a crashed one in {time.monotonic() - start:.2f} s")
         assert [n.name for n in c2.nodes] == ["spark-1"]
-        assert not tc._alive(c.nodes[1].dockerd_pid)
+        assert last not in _ours()
+        assert not any(tc._alive(n.dockerd_pid) or tc._alive(n.sshd_pid) for n in crashed.nodes)
         nets = first_nets | {_net(n.holder_pid) for n in c2.nodes}
         tc.down()
         tc.down()  # idempotent

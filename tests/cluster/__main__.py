@@ -1,4 +1,4 @@
-"""python -m tests.cluster up N | down | status"""
+"""python -m tests.cluster up N | down | status | images"""
 
 import sys
 import time
@@ -7,8 +7,8 @@ from tests.cluster import cluster as tc
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("up", "down", "status"):
-        print("usage: python -m tests.cluster up N | down | status", file=sys.stderr)
+    if not argv or argv[0] not in ("up", "down", "status", "images"):
+        print("usage: python -m tests.cluster up N | down | status | images", file=sys.stderr)
         return 2
     try:
         if argv[0] == "up":
@@ -21,6 +21,10 @@ def main(argv: list[str]) -> int:
             print(
                 f"cluster file: {cluster.cluster_yaml}\nknown_hosts:  {cluster.known_hosts}\nkey:          {cluster.client_key}"
             )
+        elif argv[0] == "images":  # the test images built (or found in the cache), no cluster
+            start = time.monotonic()
+            tc.build_images()
+            print(f"test images ready in {time.monotonic() - start:.1f} s")
         elif argv[0] == "down":
             tc.down()
             print("down: nothing left")
@@ -30,7 +34,7 @@ def main(argv: list[str]) -> int:
                 print(
                     f"{node.name} {node.ip} sshd={'up' if tc._alive(node.sshd_pid) else 'down'} dockerd={'up' if tc._alive(node.dockerd_pid) else 'down'}"
                 )
-    except (tc.ClusterError, ValueError, FileNotFoundError) as exc:
+    except (tc.ClusterError, tc.images.ImageError, ValueError, FileNotFoundError) as exc:
         print(f"tests.cluster: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -311,6 +311,27 @@ class Cluster:
             time.sleep(0.1)
         self.save()
 
+    def start_dockerd_with_image(self, node: Node) -> None:
+        """Start the node's engine holding the test image, as after `docker load`: its data root
+        seeded from the engine store (see engine_store) before dockerd starts."""
+        for part in ENGINE_PARTS:
+            _remove_tree(Path(node.dir) / "docker" / part)
+        (Path(node.dir) / "docker").mkdir(exist_ok=True)
+        store = engine_store()
+        for part in ENGINE_PARTS:
+            run(["cp", "-al", str(store / part), f"{node.dir}/docker/{part}"])
+        self.start_dockerd(node)
+
+    def restore_image(self, node: Node) -> None:
+        """The test image back on a node whose test removed it: an engine left with no image at all
+        restarts from the engine store (a second), one holding others loads it (docker load)."""
+        empty = self.docker(node, "images", "-aq").stdout.strip() == ""
+        if empty and not self.docker(node, "ps", "-aq").stdout.strip() and (engine_store() / "done").exists():
+            self.stop_dockerd(node)
+            self.start_dockerd_with_image(node)
+        else:
+            self.import_image(node)
+
     def link_down(self, node: Node) -> None:
         run(["ip", "-n", node.netns, "link", "set", NETDEV, "down"])
 
@@ -614,14 +635,54 @@ def up(count: int, root: Path = ROOT) -> Cluster:
         pub = Path(node.dir, "ssh_host_ed25519_key.pub").read_text().split()
         known.append(f"{node.ip} {pub[0]} {pub[1]}\n")
     Path(cluster.known_hosts).write_text("".join(known))
-    for node in nodes:
-        cluster.start_dockerd(node)
-    # Each node's engine loads the 400 MB image on its own: side by side, not one after another.
+    # The first cluster on a machine loads the test image into one engine with `docker load`;
+    # what that engine then holds is kept (engine_store) and every later node starts with it.
+    store = engine_store()
+    if not (store / "done").exists():
+        cluster.start_dockerd(nodes[0])
+        cluster.import_image(nodes[0])
+        _keep_engine_store(nodes[0], store)
     with ThreadPoolExecutor(len(nodes)) as pool:
-        list(pool.map(cluster.import_image, nodes))
+        list(pool.map(cluster.start_dockerd_with_image, [n for n in nodes if not n.dockerd_pid]))
     _write_cluster_yaml(cluster)
     cluster.save()
     return cluster
+
+
+# What `docker load` writes under an engine's data root (overlay2 storage): the image and layer
+# metadata and the layers' files. Not engine-id, networks, containers: each engine makes its own.
+ENGINE_PARTS = ("image", "overlay2")
+
+
+def engine_store() -> Path:
+    """The test image as an engine stores it once `docker load` has run, kept in the image cache
+    for this dockerd version and these layers. Copied as hard links into a node's data root before
+    its dockerd starts, it gives an engine holding the image in a second instead of a 400 MB load
+    per node. Layer files are never written in place (containers write to their own upper
+    directory; a removed image unlinks its own links), so engines share them safely."""
+    layers, config = image_layers(ROOT)
+    version = run(["dockerd", "--version"]).stdout.strip()
+    key = images._key("engine", version, [layer.diff_id for layer in layers], config.decode())
+    return images.CACHE / f"engine-{key}"
+
+
+def _keep_engine_store(node: Node, store: Path) -> None:
+    with images.locked():
+        if (store / "done").exists():
+            return
+        work = store.with_name(store.name + ".building")
+        _remove_tree(work)
+        work.mkdir(parents=True)
+        for part in ENGINE_PARTS:
+            run(["cp", "-al", f"{node.dir}/docker/{part}", str(work / part)])
+        (work / "done").touch()
+        _remove_tree(store)
+        work.rename(store)
+
+
+def _remove_tree(path: Path) -> None:
+    if path.exists():
+        shutil.rmtree(path)
 
 
 def _make_node(index: int, root: Path) -> Node:
@@ -785,6 +846,7 @@ def image_layers(
 
 def build_images() -> None:
     """Every profile's layers, built (or found in the cache) before any node needs them."""
+    images.build_all({p.ray_version if p.ray else None for p in IMAGES.values()})
     for profile in IMAGES.values():
         image_layers(ROOT, "", profile)
 

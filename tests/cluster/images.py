@@ -64,10 +64,11 @@ def _key(*parts: object) -> str:
 
 
 @contextlib.contextmanager
-def _locked() -> Iterator[None]:
-    """One builder at a time on this machine (several test clusters share the cache)."""
+def locked(entry: str = "") -> Iterator[None]:
+    """One builder of a cache entry at a time on this machine (several test clusters share the
+    cache); entries of different names build side by side."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / ".lock", "w") as fh:
+    with open(CACHE / (f".lock-{entry}" if entry else ".lock"), "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         yield
 
@@ -163,7 +164,7 @@ def _cached(name: str, key: str, build) -> tuple[Path, Layer]:
     """The cache entry `name-key` (built by `build(dir)` into a fresh directory when missing)."""
     done = CACHE / f"{name}-{key}"
     if not (done / "diff_id").exists():
-        with _locked():
+        with locked(f"{name}-{key}"):
             if not (done / "diff_id").exists():
                 work = CACHE / f"{name}-{key}.building"
                 _remove(work)
@@ -230,12 +231,42 @@ def _chroot(root: Path, *argv: str, what: str) -> None:
     _run(["chroot", str(root), *argv], what, env=env)
 
 
-def _download(spec: str, dest: Path) -> None:
+def wheels(spec: str) -> Path:
     """Wheels for `spec` and its dependencies, fetched by this machine's pip (its own index
-    configuration), for the image's CPython 3.11 on this architecture."""
-    dest.mkdir(parents=True, exist_ok=True)
-    argv = ["python3", "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version", "3.11"]
-    _run([*argv, "-d", str(dest), spec], f"pip download {spec}")
+    configuration) for the image's CPython 3.11 on this architecture; kept in the cache, so a
+    changed venv recipe needs no network."""
+    dest = CACHE / f"wheels-{_key('wheels', spec)}"
+    if not (dest / ".done").exists():
+        with locked(dest.name):
+            if not (dest / ".done").exists():
+                _remove(dest)
+                work = dest.with_name(dest.name + ".fetching")
+                _remove(work)
+                argv = [
+                    "python3",
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--only-binary=:all:",
+                    "--python-version",
+                    "3.11",
+                ]
+                _run([*argv, "-d", str(work), spec], f"pip download {spec}")
+                (work / ".done").touch()
+                work.rename(dest)
+    return dest
+
+
+def build_all(rays: set[str | None]) -> None:
+    """The base, then every venv side by side (they are independent of each other: a cold build
+    makes the two Ray versions' venvs in the time of one). Ray's wheels are not fetched while
+    debootstrap runs: measured, both downloads then slowed each other more than they overlapped."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base_layer()
+    with ThreadPoolExecutor(len(rays)) as pool:
+        list(pool.map(venv_layer, rays))
 
 
 def venv_layer(ray: str | None) -> tuple[Path, Layer]:
@@ -244,13 +275,12 @@ def venv_layer(ray: str | None) -> tuple[Path, Layer]:
     key = _key("venv", base.diff_id, ray)
 
     def build(work: Path) -> Layer:
-        wheels = work / "wheels"
-        if ray:
-            _download(f"ray=={ray}", wheels)
         with _overlay([base_dir / "upper"], work) as root:
             _chroot(root, "python3", "-m", "venv", VENV, what="python3 -m venv")
             if ray:
-                shutil.copytree(wheels, root / "tmp" / "wheels")
+                shutil.copytree(
+                    wheels(f"ray=={ray}"), root / "tmp" / "wheels", ignore=shutil.ignore_patterns(".done")
+                )
                 _chroot(
                     root,
                     f"{VENV}/bin/pip",
@@ -263,7 +293,6 @@ def venv_layer(ray: str | None) -> tuple[Path, Layer]:
                     what=f"pip install ray=={ray}",
                 )
                 shutil.rmtree(root / "tmp" / "wheels")
-        shutil.rmtree(wheels, ignore_errors=True)
         _drop_tmp_leftovers(work / "upper")
         return _layer_tar(work / "upper", work / "layer.tar")
 
