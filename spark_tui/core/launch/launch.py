@@ -236,7 +236,7 @@ class Launch:
 
     async def _stop_kernels(self) -> None:
         kernels, self.kernels = self.kernels, {}
-        await asyncio.gather(*(k.stop() for k in kernels.values()))
+        await self.nodes.each(lambda node: kernels[node].stop(), kernels)
 
     def _kernel_fault(self) -> None:
         """A fault the nodes' kernels logged since the last look (an Xid, the OOM killer), named
