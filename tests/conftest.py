@@ -94,7 +94,7 @@ def cluster(test_cluster):
         if not tc._alive(node.dockerd_pid):
             c.start_dockerd(node)
         c.link_up(node)
-        c.clear_netem(node)
+        c.clear_rate_limit(node)
         c.reset_meminfo(node)
     yield c
     for node in c.nodes:

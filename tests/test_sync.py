@@ -143,7 +143,7 @@ def test_interrupted_image_sync_leaves_no_image_and_simply_runs_again(cluster, t
         for marker in ("REFUSED", "every target failed"):
             assert not running_on(cluster, marker), marker
     finally:
-        cluster.clear_netem(target)
+        cluster.clear_rate_limit(target)
     ok, got = run_sync(config_for(cluster, 2, tmp_path))
     assert ok and layers(cluster, target) == layers(cluster, head), got
 

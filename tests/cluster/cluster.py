@@ -394,15 +394,6 @@ class Cluster:
     def remove_management_network(self, node: Node) -> None:
         run(["ip", "-n", node.netns, "link", "del", "enP7s7"], check=False)
 
-    def netem(self, node: Node, delay_ms: int = 0, loss_pct: float = 0.0) -> None:
-        """Delay/loss on the node's link. Raises ClusterError with a clear reason where the kernel lacks netem."""
-        spec = ["delay", f"{delay_ms}ms"] + (["loss", f"{loss_pct}%"] if loss_pct else [])
-        proc = run(["tc", "qdisc", "replace", "dev", node.host_veth, "root", "netem", *spec], check=False)
-        if proc.returncode != 0:
-            raise ClusterError(
-                f"tc netem unavailable on this kernel ({proc.stderr.strip()}); delay/loss knob skipped"
-            )
-
     def set_meminfo(self, node: Node, total_gib: float, available_gib: float, swapped_out: int = 0) -> None:
         """The node's /proc/meminfo (and pswpout in /proc/vmstat) as a Spark with these figures would
         show it: files bind-mounted over /proc's inside the node's own mount namespace, so the
@@ -453,7 +444,7 @@ class Cluster:
             run(node.nsenter("mount", "--bind", str(path), "/etc/passwd"))
 
     def rate_limit(self, node: Node, rate: str) -> None:
-        """Traffic towards the node limited to `rate` (tbf, e.g. "8mbit"); clear_netem removes it."""
+        """Traffic towards the node limited to `rate` (tbf, e.g. "8mbit"); clear_rate_limit removes it."""
         run(
             [
                 "tc",
@@ -472,7 +463,7 @@ class Cluster:
             ]
         )
 
-    def clear_netem(self, node: Node) -> None:
+    def clear_rate_limit(self, node: Node) -> None:
         run(["tc", "qdisc", "del", "dev", node.host_veth, "root"], check=False)
 
     def add_twin(self, node: Node, name: str = TWIN_NETDEV) -> str:
