@@ -13,14 +13,17 @@ class Terminal:
     def __init__(self, session: str):
         if shutil.which("tmux") is None:
             raise AssertionError("tmux is missing; bash tests/run.sh installs it")
-        # One tmux server serves every test run on the machine: the pid keeps parallel runs apart.
+        # Each terminal has its own tmux server (-L): a session started on a server that another
+        # test (another xdist worker) started first would get that server's environment, not
+        # `env`. The pid keeps parallel runs apart.
         self.session = f"{session}-{os.getpid()}"
+        self.tmux = ["tmux", "-L", self.session]
 
     def start(self, command: str, env: dict, cwd: str, width: int = 120, height: int = 40) -> None:
         self.kill()
         subprocess.run(
             [
-                "tmux",
+                *self.tmux,
                 "new-session",
                 "-d",
                 "-s",
@@ -41,7 +44,7 @@ class Terminal:
 
     def capture(self) -> str:
         return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.session], capture_output=True, text=True
+            [*self.tmux, "capture-pane", "-p", "-t", self.session], capture_output=True, text=True
         ).stdout
 
     def wait_for(self, text: str, timeout: float = 30) -> str:
@@ -62,7 +65,7 @@ class Terminal:
             time.sleep(0.2)
 
     def keys(self, *k: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.session, *k], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.session, *k], check=True)
 
     def exit_code(self, done: Path, timeout: float = 15) -> str:
         """What the command wrote to `done` on exit (`...; echo $? > done`), waiting for it."""
@@ -72,4 +75,4 @@ class Terminal:
         return done.read_text().strip()
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.session], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
