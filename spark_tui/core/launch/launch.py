@@ -147,6 +147,7 @@ class Launch:
         self.specs = {s.node: s for s in planmod.build(config)}
         self.has_gpu = has_gpu or {}
         self.started: list[tuple[str, str]] = []  # (node, container id)
+        self._creating: dict[asyncio.Future, str] = {}  # creates under way: their node
         self.launched = launched_labels()
         self.t0 = time.monotonic()
         self._shown: dict[tuple[str, str], tuple] = {}  # (node, stage) -> what was last emitted for it
@@ -283,7 +284,14 @@ class Launch:
         self._stage(node, "container", "started", spec.image)
         kwargs = _create_kwargs(spec, self.has_gpu.get(node, False), self.launched)
         try:
-            container = await self.nodes.docker(node, lambda client: client.containers.create(**kwargs))
+            # The engine finishes a create it began even if this launch is interrupted meanwhile:
+            # the rollback waits for it and removes what it made (core/launch: rollback).
+            create = asyncio.ensure_future(
+                self.nodes.docker(node, lambda client: client.containers.create(**kwargs))
+            )
+            self._creating[create] = node
+            container = await asyncio.shield(create)
+            del self._creating[create]
             self.started.append((node, container.id))
             await self.nodes.docker(node, lambda client: client.api.start(container.id))
         except EngineError as exc:
@@ -713,6 +721,12 @@ class Launch:
 
     async def rollback(self) -> None:
         """Remove everything this launch started, on every node."""
+        if self._creating:  # interrupted while an engine was creating: what it made goes too
+            await asyncio.wait(list(self._creating), timeout=60)
+            for create, node in self._creating.items():
+                if create.done() and not create.cancelled() and create.exception() is None:
+                    self.started.append((node, create.result().id))
+            self._creating.clear()
         self._stage("cluster", "rollback", "started", f"{len(self.started)} container(s)")
 
         cid_of = dict(self.started)  # one container per node
