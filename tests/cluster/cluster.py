@@ -515,24 +515,31 @@ class Cluster:
         vLLM's SPARK_TEST_TOKENS_PER_S: a derived image that serves at its own speed, same layers."""
         layers, config = image_layers(self.root, variant, IMAGES[profile], env)
         top = len(layers) - (2 if variant else 1)
-        err = b""
+        err = ""
         for skip in dict.fromkeys((top, 1, 0)):
-            proc = subprocess.Popen(
-                ["docker", "-H", node.docker_host, "load", "-q"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
-            assert proc.stdin is not None and proc.stderr is not None
-            try:
-                with proc.stdin:
-                    images.write_archive(proc.stdin, image, layers, config, skip=skip)
-            except (BrokenPipeError, ValueError):
-                pass  # the engine stopped reading: its message says why
-            err = proc.stderr.read()
-            if proc.wait() == 0:
+            err = self._docker_load(node, image, layers, config, skip)
+            if not err:
                 return
-        raise ClusterError(f"docker load {image} into {node.name}: {err.decode(errors='replace').strip()}")
+        raise ClusterError(f"docker load {image} into {node.name}: {err}")
+
+    @staticmethod
+    def _docker_load(node: Node, image: str, layers, config: bytes, skip: int) -> str:
+        """`docker load` of the image's archive (its first `skip` layers left out) into the node's
+        engine: "" when it loaded, else the engine's message."""
+        proc = subprocess.Popen(
+            ["docker", "-H", node.docker_host, "load", "-q"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stderr is not None
+        try:
+            with proc.stdin:
+                images.write_archive(proc.stdin, image, layers, config, skip=skip)
+        except (BrokenPipeError, ValueError):
+            pass  # the engine stopped reading: its message says why
+        err = proc.stderr.read()
+        return "" if proc.wait() == 0 else err.decode(errors="replace").strip() or "failed"
 
     def import_foreign_image(self, node: Node, image: str, programs: tuple[str, ...]) -> str:
         """The test image with `programs` replaced by executables of another CPU, its config's
@@ -545,17 +552,9 @@ class Cluster:
         meta["architecture"] = arch
         meta["rootfs"]["diff_ids"].append(layer.diff_id)
         meta["history"].append(dict(meta["history"][-1]))
-        proc = subprocess.Popen(
-            ["docker", "-H", node.docker_host, "load", "-q"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        assert proc.stdin is not None and proc.stderr is not None
-        with proc.stdin:
-            images.write_archive(proc.stdin, image, layers, json.dumps(meta, sort_keys=True).encode(), skip=3)
-        if proc.wait() != 0:
-            raise ClusterError(f"docker load {image} into {node.name}: {proc.stderr.read().decode().strip()}")
+        err = self._docker_load(node, image, layers, json.dumps(meta, sort_keys=True).encode(), skip=3)
+        if err:
+            raise ClusterError(f"docker load {image} into {node.name}: {err}")
         return arch
 
     def set_host_tool_sample(self, node: Node, **samples: str) -> None:
