@@ -90,6 +90,10 @@ def test_a_folded_nccl_line_counts_for_its_prefix_node_and_its_others_for_no_nod
     )
     third = nets["third"]
     assert third.transport is None and third.init_start == 0
+    # the worker's START line folded into another actor's, its COMPLETE line plain: the COMPLETE
+    # line proves the rank started, never "1/0"
+    nets["worker"].init_start = 0
+    assert nets["worker"].init_text() == "init complete (1/1 of its ranks)"
     # spark-tui's RAY_DEDUP_LOGS=0 is in place here (the sample's cluster had Ray's default)
     assert third.text().startswith("NCCL: not said for this node: Ray's log deduplication folded 232 NCCL")
     assert "RAY_DEDUP_LOGS=0" in third.line()

@@ -63,16 +63,19 @@ class NodeNccl:
 
     def init_text(self) -> str:
         """This node's ranks' init, as their own lines say it ("" before any)."""
-        if not self.init_start and not self.init_complete:
+        # A rank's COMPLETE line proves it started: with Ray folding lines its START line can be in
+        # another actor's fold while its COMPLETE line arrives plain, so the ranks are the larger count.
+        ranks = max(self.init_start, self.init_complete)
+        if not ranks:
             return ""
-        if self.init_complete >= self.init_start:
-            return f"init complete ({self.init_complete}/{self.init_start} of its ranks)"
+        if self.init_complete == ranks:
+            return f"init complete ({ranks}/{ranks} of its ranks)"
         if self.dedup or self.folded:  # its COMPLETE lines may be in another actor's fold
             return (
-                f"init complete not seen ({self.init_complete}/{self.init_start} of its ranks): "
+                f"init complete not seen ({self.init_complete}/{ranks} of its ranks): "
                 "Ray's log deduplication may have folded its lines"
             )
-        return f"init in progress ({self.init_complete}/{self.init_start} of its ranks)"
+        return f"init in progress ({self.init_complete}/{ranks} of its ranks)"
 
     def line(self) -> str:
         """Transport, init and the first error: the node's whole NCCL state in one line."""
