@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from spark_tui.knowledge import KnowledgeError, Watch, scan, table
-from spark_tui.knowledge.table import parse_table
+from spark_tui.knowledge.table import FAMILIES, load_folder, parse_table
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = DATA / "failures"
@@ -666,9 +666,28 @@ def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):
 
 def test_the_packaged_table_loads_and_an_id_is_used_once():
     assert len(table().entries) >= 80
+    assert list(table().families) == list(FAMILIES)  # one file per family, read in that order
     twice = _entry() + _entry()[len("failures:\n") :]
     with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 2 \(x.y\): id used twice"):
         parse_table(twice, "kb.yaml")
+
+
+def test_a_family_file_holds_only_its_family_and_an_id_once_across_files(tmp_path):
+    for family in FAMILIES:
+        (tmp_path / f"{family}.yaml").write_text("failures: []\n")
+    (tmp_path / "nccl.yaml").write_text(_entry(family="vllm"))
+    with pytest.raises(KnowledgeError) as err:
+        load_folder(tmp_path, "kb")
+    assert str(err.value) == "kb/nccl.yaml:entry 1 (x.y): family vllm in the file of nccl"
+    (tmp_path / "nccl.yaml").write_text(_entry(family="nccl"))
+    (tmp_path / "ray.yaml").write_text(_entry(family="ray"))
+    with pytest.raises(
+        KnowledgeError, match=r"^kb/ray.yaml:entry 1 \(x.y\): id used twice \(also in kb/nccl.yaml\)"
+    ):
+        load_folder(tmp_path, "kb")
+    (tmp_path / "ray.yaml").unlink()
+    with pytest.raises(KnowledgeError, match=r"^kb/ray.yaml: cannot be read"):
+        load_folder(tmp_path, "kb")
 
 
 def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(capsys):

@@ -1,4 +1,4 @@
-"""One failure knowledge base for `up`, the cockpit and `diagnose`: failures.yaml is the table,
+"""One failure knowledge base for `up`, the cockpit and `diagnose`: failures/ holds the table (a file per family),
 engine.py matches lines against it."""
 
 from spark_tui.knowledge.engine import Finding, Matcher, Watch, scan

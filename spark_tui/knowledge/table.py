@@ -1,4 +1,4 @@
-"""The failure table (failures.yaml): loaded and validated once, each entry compiled.
+"""The failure table (failures/<family>.yaml): loaded and validated once, each entry compiled.
 
 An entry names one failure operators hit: its line patterns (regexes on the program's own wording),
 what it means, the figures its lines carry (named groups), the fix and the public thread it was
@@ -14,6 +14,7 @@ import re._parser as sre_parse
 import string
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import yaml
@@ -21,7 +22,8 @@ import yaml
 from spark_tui.errors import KnowledgeError
 
 SEVERITIES = ("error", "warn", "info")
-FAMILIES = ("vllm", "nccl", "ray", "docker", "driver", "link", "hub", "cuda", "system")
+# One file per family, read in this order (the order findings of one line are listed in).
+FAMILIES = ("vllm", "hub", "cuda", "nccl", "link", "ray", "docker", "system", "driver")
 FIGURE_TYPES = ("str", "int", "float", "gib")
 KEYS = {
     "id",
@@ -203,7 +205,7 @@ def _entry(raw: object, where: str) -> Entry:
     )
 
 
-def parse_table(text: str, path: str) -> Table:
+def _entries(text: str, path: str, family: str | None = None) -> list[Entry]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -211,20 +213,45 @@ def parse_table(text: str, path: str) -> Table:
     if not isinstance(data, dict) or not isinstance(data.get("failures"), list):
         raise KnowledgeError(f"{path}: expected a mapping with a `failures:` list")
     entries = [_entry(raw, f"{path}:entry {i + 1}") for i, raw in enumerate(data["failures"])]
-    seen: set[str] = set()
     for i, e in enumerate(entries):
-        if e.id in seen:
-            raise KnowledgeError(f"{path}:entry {i + 1} ({e.id}): id used twice")
-        seen.add(e.id)
-    return Table(path, tuple(entries))
+        if family is not None and e.family != family:
+            raise KnowledgeError(f"{path}:entry {i + 1} ({e.id}): family {e.family} in the file of {family}")
+    return entries
+
+
+def _table(path: str, parts: list[tuple[str, list[Entry]]]) -> Table:
+    seen: dict[str, str] = {}
+    for where, entries in parts:
+        for i, e in enumerate(entries):
+            if e.id in seen:
+                raise KnowledgeError(f"{where}:entry {i + 1} ({e.id}): id used twice (also in {seen[e.id]})")
+            seen[e.id] = where
+    return Table(path, tuple(e for _, entries in parts for e in entries))
+
+
+def parse_table(text: str, path: str) -> Table:
+    """One table from one YAML text (any families): tests and a user's own file."""
+    return _table(path, [(path, _entries(text, path))])
 
 
 def load_file(path: Path) -> Table:
     return parse_table(path.read_text(encoding="utf-8"), str(path))
 
 
+def load_folder(folder: Traversable, where: str) -> Table:
+    """A table kept as one file per family (`<family>.yaml` for each of FAMILIES, in that order)."""
+    parts = []
+    for family in FAMILIES:
+        path = f"{where}/{family}.yaml"
+        try:
+            text = (folder / f"{family}.yaml").read_text(encoding="utf-8")
+        except OSError as exc:
+            raise KnowledgeError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        parts.append((path, _entries(text, path, family)))
+    return _table(where, parts)
+
+
 @functools.cache
 def table() -> Table:
     """The packaged table, loaded and validated once per process."""
-    res = resources.files("spark_tui.knowledge") / "failures.yaml"
-    return parse_table(res.read_text(encoding="utf-8"), "spark_tui/knowledge/failures.yaml")
+    return load_folder(resources.files("spark_tui.knowledge") / "failures", "spark_tui/knowledge/failures")
