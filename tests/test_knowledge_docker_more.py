@@ -1,0 +1,118 @@
+"""Docker and Hub failures beyond the first table: registry timeouts, DNS, certificates and
+logins, broken layers, the NVIDIA runtime's device and mount errors, containers killed by a
+signal, and Hub downloads that stall or arrive incomplete. Each figure comes out as a value, and
+a near miss from a real thread stays not recognised."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _found(name: str, ident: str):
+    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        ("docker_registry_tls_timeout", "docker.registry_timeout", {"registry": "registry-1.docker.io"}),
+        (
+            "docker_registry_dial_timeout",
+            "docker.registry_timeout",
+            {"registry": "localhost:5001", "address": "[::1]:5001"},
+        ),
+        (
+            "docker_registry_dns_no_such_host",
+            "docker.registry_dns",
+            {"host": "registry-1.docker.io", "dns": "192.168.65.1:53", "why": "no such host"},
+        ),
+        (
+            "docker_registry_x509",
+            "docker.registry_cert_untrusted",
+            {"registry": "registry-1.docker.io", "why": "certificate signed by unknown authority"},
+        ),
+        ("docker_registry_denied_nvcr", "docker.registry_auth", {"registry": "nvcr.io"}),
+        ("docker_registry_auth_buildkit", "docker.registry_auth", {"status": 401}),
+        ("docker_layer_register_eof", "docker.layer_failed", {"why": "unexpected EOF"}),
+        (
+            "docker_layer_verification",
+            "docker.layer_failed",
+            {"digest": "sha256:5b8c6fdb2a7fd493f98e8dce30c94f762dca21750eb19909686668dd08e86da2"},
+        ),
+        (
+            "docker_invalid_reference",
+            "docker.invalid_reference",
+            {"why": "repository name must be lowercase"},
+        ),
+        ("docker_bind_source_missing", "docker.bind_source_missing", {"path": "/app"}),
+        ("docker_user_not_found_compose", "docker.user_not_found", {"user": "deno"}),
+        (
+            "docker_gpu_device_rules",
+            "docker.gpu_device_rules",
+            {"why": "unable to find any existing device filters attached to the cgroup"},
+        ),
+        ("docker_gpu_unknown_device", "docker.gpu_unknown_device", {"device": "1"}),
+        (
+            "docker_gpu_mount_file_exists_legacy",
+            "docker.gpu_mount_conflict",
+            {
+                "path": "/var/lib/docker/aufs/mnt/e5827a97552f6cd9825b4b3e68fc565e3ae791addeb680394c12de943a5c64d4"
+                "/usr/bin/nvidia-smi",
+                "why": "file exists",
+            },
+        ),
+        ("docker_gpu_cdi_podman", "docker.gpu_cdi_unresolved", {"device": "nvidia.com/gpu=all"}),
+        ("docker_iptables_no_chain", "docker.iptables_failed", {"container": "bind"}),
+        ("docker_exit_132_compose", "docker.container_crashed", {"code": 132}),
+        ("docker_exit_139_inspect", "docker.container_crashed", {"code": 139}),
+        ("docker_exec_stat_missing", "docker.executable_not_found", {"program": "/app/run"}),
+        (
+            "hub_download_incomplete",
+            "hub.download_incomplete",
+            {"expected_bytes": 492265168, "actual_bytes": 447786685, "file": "model.safetensors"},
+        ),
+        ("hub_download_read_timeout_us", "hub.download_timeout", {"host": "cdn-lfs-us-1.huggingface.co"}),
+        (
+            "hub_xet_retries",
+            "hub.xet_failed",
+            {"why": "ReqwestMiddleware Error: Request failed after 5 retries"},
+        ),
+        (
+            "hub_incorrect_path_or_model_id",
+            "hub.bad_repo_id",
+            {"model": "xtuner/llava-internlm2-20b/projector"},
+        ),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _found(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_a_signal_exit_is_named_with_its_signal_and_gives_way_to_the_cause():
+    f = _found("docker_exit_139_ps", "docker.container_crashed")
+    assert "SIGSEGV" in f.title and f.secondary
+    g = _found("docker_exit_132_inspect", "docker.container_crashed")
+    assert "SIGILL" in g.title
+
+
+def test_a_layer_that_filled_the_disk_is_named_as_the_full_disk_only():
+    assert [f.id for f in scan((SAMPLES / "docker_layer_register_nospace.log").read_text())] == [
+        "docker.no_space"
+    ]
+
+
+def test_a_refused_pull_worded_by_docker_is_not_named_twice():
+    ids = [f.id for f in scan((SAMPLES / "docker_pull_access_denied.log").read_text())]
+    assert ids == ["docker.pull_access_denied"]
+
+
+def test_the_fix_names_the_registry_and_the_signal():
+    f = _found("docker_registry_dns_no_such_host", "docker.registry_dns")
+    assert "registry-1.docker.io" in f.fix and "registry-1.docker.io" in f.title
+    g = _found("hub_download_incomplete", "hub.download_incomplete")
+    assert "model.safetensors" in g.title and "447786685" in g.title
