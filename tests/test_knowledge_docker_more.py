@@ -70,6 +70,30 @@ def _found(name: str, ident: str):
         ("docker_exit_132_compose", "docker.container_crashed", {"code": 132}),
         ("docker_exit_139_inspect", "docker.container_crashed", {"code": 139}),
         ("docker_exec_stat_missing", "docker.executable_not_found", {"program": "/app/run"}),
+        ("docker_entrypoint_logs", "docker.entrypoint_not_runnable", {"program": "./entrypoint.sh"}),
+        (
+            "docker_mount_not_a_directory_new",
+            "docker.mount_type_mismatch",
+            {"path": "/root/nitter.conf", "target": "/src/nitter.conf"},
+        ),
+        ("docker_api_too_new", "docker.api_version_mismatch", {"client_api": "1.40", "server_api": "1.39"}),
+        ("docker_api_socket_missing", "docker.daemon_unreachable", {"socket": "unix:///var/run/docker.sock"}),
+        (
+            "docker_manifest_tag_not_found_v1",
+            "docker.manifest_unknown",
+            {"tag": "latest", "image": "docker.io/edgurgel/poxa"},
+        ),
+        (
+            "hub_cache_permission_denied",
+            "hub.cache_not_writable",
+            {"path": "/home/user/cache_root/huggingface"},
+        ),
+        ("hub_modelscope_404", "hub.repo_not_found", {"model": "meta-llama/Meta-Llama-3-8B"}),
+        (
+            "hub_modelscope_no_revision",
+            "hub.revision_not_found",
+            {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "revision": "main"},
+        ),
         (
             "hub_download_incomplete",
             "hub.download_incomplete",
@@ -116,3 +140,8 @@ def test_the_fix_names_the_registry_and_the_signal():
     assert "registry-1.docker.io" in f.fix and "registry-1.docker.io" in f.title
     g = _found("hub_download_incomplete", "hub.download_incomplete")
     assert "model.safetensors" in g.title and "447786685" in g.title
+
+
+def test_a_program_missing_on_the_host_is_not_taken_for_the_entrypoint():
+    line = "Error: fork/exec /usr/bin/nvidia-container-runtime-hook: no such file or directory"
+    assert [f.id for f in scan(line)] == []
