@@ -18,7 +18,7 @@ def _found(name: str, ident: str):
 @pytest.mark.parametrize(
     "name, ident, figures",
     [
-        ("nccl_watchdog_work_timeout", "nccl.watchdog_timeout", {"rank": 0, "seq": 7753}),
+        ("nccl_watchdog_work_timeout", "nccl.watchdog_timeout", {"rank": 1, "seq": 1}),
         ("nccl_watchdog_dump_signal", "nccl.watchdog_timeout", {"rank": 2, "from_rank": 6}),
         ("nccl_watchdog_dump_signal", "nccl.watchdog_abort", {"rank": 7, "seq": 460631}),
         ("nccl_message_truncated_socket", "nccl.message_truncated", {"got": 696320, "expected": 32768}),
@@ -26,7 +26,7 @@ def _found(name: str, ident: str):
         ("nccl_message_truncated_bootstrap", "nccl.message_truncated", {"got": 256, "expected": 4}),
         ("nccl_nvls_invalid_argument", "nccl.nvls_failed", {"cuda_error": "1 'invalid argument'"}),
         ("nccl_socket_type_mismatch", "nccl.socket_type_mismatch", {"got": 4, "expected": 3}),
-        ("nccl_ib_completion_no_peer", "nccl.ib_completion_error", {"status": 5, "opcode": 0}),
+        ("nccl_ib_completion_no_peer_gid", "nccl.ib_completion_error", {"status": 4, "opcode": 0}),
         ("nccl_library_load_failed", "nccl.library_load_failed", {"library": "libnccl.so.2"}),
         (
             "torch_store_barrier_timeout_count",
