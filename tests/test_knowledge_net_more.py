@@ -28,6 +28,12 @@ def _found(name: str, ident: str):
         ("nccl_socket_type_mismatch", "nccl.socket_type_mismatch", {"got": 4, "expected": 3}),
         ("nccl_ib_completion_no_peer_gid", "nccl.ib_completion_error", {"status": 4, "opcode": 0}),
         ("nccl_library_load_failed", "nccl.library_load_failed", {"library": "libnccl.so.2"}),
+        ("nccl_rank_count_mismatch", "nccl.rank_count_mismatch", {"root_ranks": 6, "rank_ranks": 3}),
+        ("torch_gloo_peer_lost", "torch.gloo_peer_lost", {"peer": "127.0.0.1", "port": 10895}),
+        ("ray_dashboard_start_failed", "ray.dashboard_failed", {"return_code": -11}),
+        ("ray_dashboard_agent_failed", "ray.dashboard_failed", {"component": "agent"}),
+        ("link_qp_rtr_failed_perftest", "link.qp_rtr_failed", {"qpn": 122273}),
+        ("link_qp_rtr_failed_handshake", "link.qp_rtr_failed", {"error": "Connection timed out [110]"}),
         (
             "torch_store_barrier_timeout_count",
             "torch.store_barrier_timeout",
