@@ -36,6 +36,9 @@ def _found(name: str, ident: str):
         ("ray_gcs_died_raylet_check", "ray.gcs_died", {"seconds": 60}),
         ("ray_dashboard_agent_failed", "ray.dashboard_failed", {"component": "agent"}),
         ("link_qp_rtr_failed_perftest", "link.qp_rtr_failed", {"qpn": 122273}),
+        ("link_tx_timeout", "link.tx_timeout", {"netdev": "eth0", "driver": "ftgmac100", "queue": 0}),
+        ("link_tx_timeout_cpu", "link.tx_timeout", {"netdev": "eth0", "queue": 3}),
+        ("nccl_communicator_aborted", "nccl.watchdog_abort", {"rank": 0}),
         ("link_qp_rtr_failed_handshake", "link.qp_rtr_failed", {"error": "Connection timed out [110]"}),
         (
             "torch_store_barrier_timeout_count",
