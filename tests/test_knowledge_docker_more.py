@@ -90,6 +90,39 @@ def _found(name: str, ident: str):
         ),
         ("hub_modelscope_404", "hub.repo_not_found", {"model": "meta-llama/Meta-Llama-3-8B"}),
         (
+            "docker_rlimit_memlock",
+            "docker.rlimit_denied",
+            {"rlimit": 8, "rlimit_name": "locked memory (RLIMIT_MEMLOCK)"},
+        ),
+        (
+            "docker_gpu_ldcache_missing",
+            "docker.gpu_ldcache",
+            {"why": "open failed: /sbin/ldconfig.real: no such file or directory"},
+        ),
+        ("docker_daemon_json_invalid", "docker.daemon_config_invalid", {"file": "/etc/docker/daemon.json"}),
+        ("docker_volume_name_relative", "docker.volume_name_invalid", {"path": "./db"}),
+        (
+            "docker_mount_source_readonly",
+            "docker.mount_source_not_creatable",
+            {"path": "/opt/sirix/sirix-data", "why": "read-only file system"},
+        ),
+        ("docker_stop_rpc_denied", "docker.stop_denied", {"container": "mycontainer"}),
+        (
+            "docker_nvidia_runtime_binary_missing",
+            "docker.gpu_runtime_missing",
+            {"runtime": "/usr/bin/nvidia-container-runtime"},
+        ),
+        ("docker_no_such_image_run", "docker.image_not_local", {"image": "myorg/socat-ssh"}),
+        ("docker_load_invalid_tar_header", "docker.layer_failed", {"why": "archive/tar: invalid tar header"}),
+        ("docker_container_restarting", "docker.container_not_running", {"state": "restarting"}),
+        (
+            "hub_download_connection_broken",
+            "hub.download_interrupted",
+            {"read_bytes": 11082547, "missing_bytes": 1170628640},
+        ),
+        ("hub_cannot_load_configuration", "hub.cannot_load_model", {"model": "ckpt/MS-Doc/adore-star"}),
+        ("hub_modelscope_404_vllm", "hub.repo_not_found", {"model": "gpt2"}),
+        (
             "hub_modelscope_no_revision",
             "hub.revision_not_found",
             {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "revision": "main"},
@@ -145,3 +178,8 @@ def test_the_fix_names_the_registry_and_the_signal():
 def test_a_program_missing_on_the_host_is_not_taken_for_the_entrypoint():
     line = "Error: fork/exec /usr/bin/nvidia-container-runtime-hook: no such file or directory"
     assert [f.id for f in scan(line)] == []
+
+
+def test_the_runtime_itself_missing_is_not_taken_for_a_program_missing_from_the_image():
+    ids = [f.id for f in scan((SAMPLES / "docker_nvidia_runtime_not_in_path.log").read_text())]
+    assert ids == ["docker.gpu_runtime_missing"]
