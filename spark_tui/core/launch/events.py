@@ -158,10 +158,32 @@ class Diagnosis(Event):
     means: str = ""
     figures: dict = field(default_factory=dict)
     source: str = ""
+    # Named in the node's kernel log while the deployment serves (core/launch/kernel_watch.py):
+    # said, never rolled back by itself (the operator decides).
+    serving: bool = False
 
     def lines(self) -> list[str]:
         mark = "ERROR" if self.severity == "error" else "WARNING"
-        return [f"{mark} {self.node}: {self.title}", f"    fix: {self.fix}", f"    log: {self.line}"]
+        said = [f"{mark} {self.node}: {self.title}", f"    fix: {self.fix}", f"    log: {self.line}"]
+        if self.serving:
+            said.append(
+                "    while serving: kernel log; the deployment is not rolled back (the operator decides)"
+            )
+        return said
+
+
+@dataclass
+class KernelLogLost(Event):
+    """A node's kernel log stopped being followed and could not be followed again (its SSH
+    connection stayed down, its reader refused): GPU faults there are no longer named."""
+
+    node: str
+    cause: str
+
+    def lines(self) -> list[str]:
+        return [
+            f"WARNING {self.node}: kernel log no longer followed ({self.cause}): GPU faults (Xid) on it will not be named"
+        ]
 
 
 @dataclass
@@ -215,6 +237,16 @@ class DriftItem(Event):
 
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
 LaunchEvent = (
-    Stage | NcclNet | Memory | Diagnosis | Ready | Failed | Restart | Removed | StillHolding | DriftItem
+    Stage
+    | NcclNet
+    | Memory
+    | Diagnosis
+    | KernelLogLost
+    | Ready
+    | Failed
+    | Restart
+    | Removed
+    | StillHolding
+    | DriftItem
 )
 TeardownEvent = Stage | Removed | StillHolding
