@@ -4,12 +4,18 @@ supervises, where a GPU fault is named for its node without a rollback."""
 
 import asyncio
 import threading
+import time
 
 import pytest
 
 from spark_tui.core.launch import events as ev
+from spark_tui.core.launch.launch import Launch
+from spark_tui.core.launch.live import with_detected
+from spark_tui.core.launch.supervise import Supervisor
+from spark_tui.core.node.nodes import Nodes
+from tests.helpers import DATA
 from tests.test_knowledge_up import _kernel_line
-from tests.test_launch import config_for, containers, launch
+from tests.test_launch import config_for, containers, down, launch
 
 pytestmark = pytest.mark.cluster
 
@@ -52,3 +58,63 @@ def test_a_dropped_connection_during_the_load_is_followed_again_and_an_xid_after
     assert _diagnoses(got, "driver.nvrm_no_memory") == [(worker.name, "driver.nvrm_no_memory")]
     assert not [e for e in got if isinstance(e, ev.KernelLogLost)]
     assert all(ids == [] for ids in containers(cluster, 2).values()), "not rolled back"
+
+
+def _oom_kill_line() -> str:
+    """The kernel OOM killer's summary line of the real sample, as dmesg prints it after its stamp."""
+    line = next(
+        x for x in (DATA / "failures" / "oom_killer.log").read_text().splitlines() if "oom-kill:" in x
+    )
+    return line.split(" ", 1)[1]
+
+
+async def _until(what: str, check, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        await asyncio.sleep(0.1)
+
+
+def test_a_gpu_fault_after_ready_is_named_for_its_node_by_the_supervisor_once_and_nothing_restarts(
+    cluster, tmp_path
+):
+    """`up` supervising (restart on-failure) keeps the launch's kernel follow after READY: an Xid
+    the worker's kernel logs right after READY and the OOM killer on the head later are each named
+    once for their node (a Diagnosis marked serving, with figures and fix); the deployment keeps
+    serving: no restart, no rollback."""
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    xid = _kernel_line("xid_79_syslog")
+    config = config_for(cluster, 2, tmp_path, executor="native", restart="on-failure")
+    got: list = []
+
+    def serving(ident):
+        return [d for d in got if isinstance(d, ev.Diagnosis) and d.serving and d.id == ident]
+
+    async def scenario():
+        async with Nodes(config) as nodes:
+            cfg, snaps = await with_detected(config, nodes)
+            launch_ = Launch(cfg, nodes, got.append, snapshots=snaps, follow_after_ready=True)
+            assert await launch_.run(), got
+            cluster.kernel_says(worker, xid)  # at once after READY: no gap before supervision
+            task = asyncio.ensure_future(Supervisor(cfg, nodes, got.append, kernels=launch_.kernels).run())
+            try:
+                await _until("the Xid named", lambda: serving("driver.xid_hardware"))
+                cluster.kernel_says(head, _oom_kill_line())
+                await _until("the OOM killer named", lambda: serving("system.oom_killer"))
+                await asyncio.sleep(2 * 1.0)  # two more of the supervisor's rounds: nothing said again
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    (fault,) = serving("driver.xid_hardware")
+    assert fault.node == worker.name and fault.severity == "error"
+    assert fault.figures["xid"] == 79 and fault.figures["pci"] == "PCI:0000:01:00", fault.figures
+    assert fault.fix.startswith("Reboot the node")
+    assert fault.lines()[-1] == "    while serving (kernel log); nothing rolled back or restarted for it"
+    (oom,) = serving("system.oom_killer")
+    assert oom.node == head.name and oom.figures["process"] == "perl", oom.figures
+    assert not [e for e in got if isinstance(e, ev.Restart | ev.Failed | ev.Removed | ev.KernelLogLost)]
+    running = {n.name: cluster.docker(n, "ps", "-q").stdout.split() for n in (head, worker)}
+    assert all(len(ids) == 1 for ids in running.values()), running  # still serving
+    assert asyncio.run(down(config))[0]

@@ -183,7 +183,8 @@ class CockpitCore:
         The cockpit cancels it before it tears down, launches or upgrades itself."""
         if self.config["restart"] != "on-failure":
             return ""
-        return await Supervisor(self.config, self.nodes, emit).run()
+        # The serving view follows the kernel logs (`serving`): not the supervisor a second time.
+        return await Supervisor(self.config, self.nodes, emit, follow_kernels=False).run()
 
     async def sync(self, what: str, emit: Callable[[object], object]) -> bool:
         """`spark-tui sync image|model` for the wizard: node to node, verified."""

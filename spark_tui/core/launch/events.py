@@ -166,9 +166,9 @@ class Diagnosis(Event):
         mark = "ERROR" if self.severity == "error" else "WARNING"
         said = [f"{mark} {self.node}: {self.title}", f"    fix: {self.fix}", f"    log: {self.line}"]
         if self.serving:
-            said.append(
-                "    while serving: kernel log; the deployment is not rolled back (the operator decides)"
-            )
+            # An error while serving restarts nothing by itself: the operator decides.
+            kept = "; nothing rolled back or restarted for it" if mark == "ERROR" else ""
+            said.append(f"    while serving (kernel log){kept}")
         return said
 
 

@@ -3,8 +3,8 @@ deployment serves.
 
 GPU faults (an Xid, the driver's NV_ERR_NO_MEMORY, the GPU falling off the bus) and the kernel's
 OOM killer are said in a node's kernel log only. During a launch the lines are taken at each of
-the launch's polls (`take`): an error ends the launch. While serving they are read through the
-failure table as they come (`serving=True`): each new finding is emitted once as a Diagnosis for
+the launch's polls (`take`): an error ends the launch. From READY on (`serve`, or a watch made
+with `serving=True`) they are read through the failure table as they come: each new finding is emitted once as a Diagnosis for
 its node (marked `serving`), and nothing is rolled back: a fault while serving is the operator's
 to decide on (the supervisor's restart policy is for containers that exit).
 
@@ -44,7 +44,7 @@ class KernelWatch:
         self._lines: dict[str, list[str]] = {}
 
     def _finding(self, event) -> None:
-        self.emit(dataclasses.replace(event, serving=self.serving))
+        self.emit(dataclasses.replace(event, serving=self.serving) if self.serving else event)
 
     async def start(self, names: Iterable[str] | None = None) -> None:
         """Follow every node's kernel log (or `names`') from now on. A node whose kernel log this
@@ -71,6 +71,15 @@ class KernelWatch:
             self.kb.feed(node, lines)  # each new finding emitted once, as it comes
         else:
             self._lines.setdefault(node, []).extend(lines)
+
+    def serve(self) -> None:
+        """READY: from now on each finding is said as it comes, marked `serving`, and rolls
+        nothing back. The launch's own table watch goes on reading, so a line the launch named
+        is not named again; lines the launch had not looked at yet are read now."""
+        self.serving = True
+        self.kb.emit = self._finding
+        for node, lines in self.take().items():
+            self.kb.feed(node, lines)
 
     def take(self) -> dict[str, list[str]]:
         """The lines each node's kernel logged since the last take (during a launch)."""

@@ -140,9 +140,13 @@ class Launch:
         emit: Emit,
         has_gpu: dict[str, bool] | None = None,
         snapshots: list[NodeSnapshot] | None = None,
+        follow_after_ready: bool = False,
     ):
         """`snapshots`: the nodes as the caller just saw them, `config` resolved with what they
-        showed (core/launch/live.py); without them the launch looks at the nodes itself first."""
+        showed (core/launch/live.py); without them the launch looks at the nodes itself first.
+        `follow_after_ready`: the kernel logs stay followed after READY (`kernels`, in serving
+        mode: nothing missed between READY and the watch); the caller stops them."""
+        self.follow_after_ready = follow_after_ready
         self.nodes = nodes
         self.config = config  # held by the nodes: what this launch runs is the live configuration
         self.snapshots = snapshots
@@ -193,7 +197,10 @@ class Launch:
             start = {"solo": self._solo, "ray": self._ray, "native": self._native}
             await start[self.config["executor"]]()
             endpoint, watch = await self._wait_ready()
-            await self._stop_kernels()
+            if self.follow_after_ready:
+                self.kernels.serve()  # the caller's now (supervision, the cockpit's serving view)
+            else:
+                await self._stop_kernels()
             nets = [NcclNet(n.node, n.level, n.line()) for n in watch.nets().values()]
             self.emit(
                 Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0, nets)
