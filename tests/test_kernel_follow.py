@@ -118,3 +118,45 @@ def test_a_gpu_fault_after_ready_is_named_for_its_node_by_the_supervisor_once_an
     running = {n.name: cluster.docker(n, "ps", "-q").stdout.split() for n in (head, worker)}
     assert all(len(ids) == 1 for ids in running.values()), running  # still serving
     assert asyncio.run(down(config))[0]
+
+
+def test_a_follow_that_cannot_be_resumed_is_said_once_naming_the_node_and_the_cause(
+    cluster, tmp_path, monkeypatch
+):
+    """The worker's connection drops and its dmesg now refuses (dmesg_restrict set meanwhile):
+    each resumed follow ends at once; after the bounded tries one KernelLogLost names the worker
+    and dmesg's own words, and nothing more is tried or said."""
+    from spark_tui.core.launch.kernel_watch import KernelWatch
+    from spark_tui.core.node import kernel_log
+
+    monkeypatch.setattr(kernel_log, "MAX_RESUMES", 2)  # 0.5 s and 1 s of backoff, not 15 s
+    worker = cluster.nodes[1]
+    config = config_for(cluster, 2, tmp_path)
+    got: list = []
+
+    async def scenario():
+        async with Nodes(config) as nodes:
+            watch = KernelWatch(nodes, got.append, serving=True)
+            await watch.start([worker.name])
+            assert list(watch.logs) == [worker.name]
+            cluster.set_standin(worker, KERNEL_LOG_DENIED="1")
+            cluster.drop_ssh_connections(worker)
+            await _until("the follow given up", lambda: [e for e in got if isinstance(e, ev.KernelLogLost)])
+            await asyncio.sleep(1.5)  # no try after the last, nothing said twice
+            resumed = watch.logs[worker.name].resumed
+            await watch.stop()
+            return resumed
+
+    try:
+        resumed = asyncio.run(scenario())
+    finally:
+        cluster.set_standin(worker, KERNEL_LOG_DENIED="")
+    (lost,) = [e for e in got if isinstance(e, ev.KernelLogLost)]
+    assert lost.node == worker.name
+    assert "dmesg: read kernel buffer failed: Operation not permitted" in lost.cause, lost.cause
+    assert lost.cause.endswith("not resumed after 2 tries"), lost.cause
+    assert resumed == 2
+    assert lost.lines() == [
+        f"WARNING {worker.name}: kernel log no longer followed ({lost.cause}): "
+        "GPU faults (Xid) on it will not be named"
+    ]
