@@ -160,3 +160,56 @@ def test_a_follow_that_cannot_be_resumed_is_said_once_naming_the_node_and_the_ca
         f"WARNING {worker.name}: kernel log no longer followed ({lost.cause}): "
         "GPU faults (Xid) on it will not be named"
     ]
+
+
+def test_the_cockpits_serving_view_names_a_gpu_fault_in_the_workers_pane_and_tells_it_once(cluster, tmp_path):
+    """A launch from the cockpit hands its kernel follow to the serving view: an Xid the worker's
+    kernel logs while serving is notified once (not again at each serving round) and shown in the
+    worker's pane, not the head's; the deployment keeps serving."""
+    from spark_tui.ui.screens.wizard import WizardScreen
+    from tests.test_cockpit import make_app, until
+
+    head, worker = cluster.nodes[0], cluster.nodes[1]
+    app = make_app(cluster, tmp_path, count=2, argv=["--executor", "native", "--metrics-interval", "0.5"])
+    told: list[tuple[str, str]] = []
+    notify = app.notify
+
+    def recording(message, *, title="", **kw):
+        told.append((title, message))
+        return notify(message, title=title, **kw)
+
+    app.notify = recording  # type: ignore[method-assign]
+
+    def pane(node) -> str:
+        return str(app.dashboard.panes[node.name]._serving.render())
+
+    async def flow() -> tuple[str, str]:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: head.name in app.views and worker.name in app.views, "the panes")
+            app.open_wizard("review")
+            await pilot.pause()
+            wizard = app.screen
+            assert isinstance(wizard, WizardScreen)
+            await pilot.press("ctrl+l")
+            await until(pilot, lambda: wizard.launch_state in ("ready", "failed"), "the launch", 120)
+            assert wizard.launch_state == "ready"
+            await pilot.press("escape")
+            cluster.kernel_says(worker, _kernel_line("xid_79_syslog"))
+            await until(pilot, lambda: "Xid 79" in pane(worker), "the worker's pane to name the Xid", 30)
+            await pilot.pause(1.5)  # three more serving rounds: told once all the same
+            return pane(worker), pane(head)
+
+    try:
+        worker_pane, head_pane = asyncio.run(flow())
+        running = [cluster.docker(n, "ps", "-q").stdout.split() for n in (head, worker)]
+    finally:
+        for n in (head, worker):
+            cluster.remove_all_containers(n)
+    assert "ERROR kernel: GPU failure Xid 79 (GPU has fallen off the bus) on PCI:0000:01:00 (fix: Reboot" in (
+        worker_pane
+    ), worker_pane
+    assert "Xid" not in head_pane
+    kernel = [(title, m) for title, m in told if title.endswith("kernel log")]
+    assert len(kernel) == 1 and kernel[0][0] == f"{worker.name}: kernel log", told
+    assert kernel[0][1].startswith(f"ERROR {worker.name}: GPU failure Xid 79"), kernel
+    assert all(len(ids) == 1 for ids in running), running  # still serving: nothing rolled back
