@@ -213,3 +213,48 @@ def test_the_cockpits_serving_view_names_a_gpu_fault_in_the_workers_pane_and_tel
     assert len(kernel) == 1 and kernel[0][0] == f"{worker.name}: kernel log", told
     assert kernel[0][1].startswith(f"ERROR {worker.name}: GPU failure Xid 79"), kernel
     assert all(len(ids) == 1 for ids in running), running  # still serving: nothing rolled back
+
+
+def test_up_supervising_prints_the_oom_killer_on_its_node_once_and_keeps_serving(
+    cluster, tmp_path, clean_env
+):
+    """The CLI as an operator runs it: `up` with restart on-failure stays attached; the kernel's
+    OOM killer on the node while serving is printed once (node, cause, fix, the kernel's line) and
+    restarts nothing; removing the container ends supervision (exit 0)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.cluster import cluster as tc
+    from tests.helpers import ROOT
+
+    node = cluster.nodes[0]
+    path = cluster.cluster_file(1, tmp_path / "c1.yaml")
+    out, err = tmp_path / "up.out", tmp_path / "up.err"
+    argv = [sys.executable, "-m", "spark_tui", "up", "--cluster", path, *tc.SANDBOX_FLAGS]
+    argv += ["--restart", "on-failure"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with out.open("w") as o, err.open("w") as e:
+        proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env)
+    said = f"ERROR {node.name}: the kernel's OOM killer ended perl (pid 1440763)"
+    try:
+
+        async def wait_for(path_, text: str) -> None:
+            await _until(f"{text!r}", lambda: text in path_.read_text(), 120)
+
+        asyncio.run(wait_for(err, "supervising (restart on-failure"))
+        cluster.kernel_says(node, _oom_kill_line())
+        asyncio.run(wait_for(out, said))
+        time.sleep(2.5)  # the supervisor's rounds go on: nothing said again
+        cluster.docker(node, "rm", "-f", "vllm_node")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            cluster.remove_all_containers(node)
+    text = out.read_text()
+    assert text.count(said) == 1, text
+    after = text[text.index(said) :].splitlines()
+    assert after[1].startswith("    fix: ") and "oom-kill:" in after[2], after
+    assert after[3] == "    while serving (kernel log); nothing rolled back or restarted for it", after
+    assert "RESTART" not in text and "FAILED" not in text, text
