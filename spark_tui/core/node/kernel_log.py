@@ -55,7 +55,7 @@ READERS = (
 # arguments reach it only as "$@".
 UNTIL_STDIN_ENDS = 'exec 3<&0; "$@" 1>&2 & p=$!; { read -r _ <&3; kill "$p"; } >/dev/null 2>&1 & wait "$p"'
 
-# Tries in a row to open an ended follow again (waits 0.5, 1, 2, 4 s between them, or the
+# Tries in a row to open an ended follow again (0.5, 1, 2, 4 and 8 s before them, or the
 # connection's own backoff when longer): a restarted sshd or a blip is over well within them.
 MAX_RESUMES = 5
 
