@@ -56,7 +56,7 @@ def test_a_dropped_connection_during_the_load_is_followed_again_and_an_xid_after
         failed.cause
     )
     assert _diagnoses(got, "driver.nvrm_no_memory") == [(worker.name, "driver.nvrm_no_memory")]
-    assert not [e for e in got if isinstance(e, ev.KernelLogLost)]
+    assert not [e for e in got if isinstance(e, ev.KernelLogLost | ev.KernelLogGap)]
     assert all(ids == [] for ids in containers(cluster, 2).values()), "not rolled back"
 
 
@@ -258,3 +258,46 @@ def test_up_supervising_prints_the_oom_killer_on_its_node_once_and_keeps_serving
     assert after[1].startswith("    fix: ") and "oom-kill:" in after[2], after
     assert after[3] == "    while serving (kernel log); nothing rolled back or restarted for it", after
     assert "RESTART" not in text and "FAILED" not in text, text
+
+
+def test_a_resumed_follow_that_cannot_get_the_gap_back_says_which_lines_may_be_missing(cluster, tmp_path):
+    """Where dmesg is restricted, journalctl -k -f prints only its last 200 lines before following:
+    250 lines written while the worker's connection was down cannot all come back. The resumed
+    follow says between which stamps lines may be missing (never passes over it) and still names
+    the Xid written last."""
+    from spark_tui.core.launch.kernel_watch import KernelWatch
+
+    worker = cluster.nodes[1]
+    config = config_for(cluster, 2, tmp_path)
+    flood = [f"spark-test: kernel line {i} of a flood" for i in range(250)]
+    got: list = []
+
+    def said(kind):
+        return [e for e in got if isinstance(e, kind)]
+
+    async def scenario():
+        async with Nodes(config) as nodes:
+            watch = KernelWatch(nodes, got.append, serving=True)
+            await watch.start([worker.name])
+            cluster.drop_ssh_connections(worker)
+            cluster.kernel_says(worker, *flood, _kernel_line("xid_79_syslog"))
+            try:
+                await _until(
+                    "the Xid named", lambda: [d for d in said(ev.Diagnosis) if d.id == "driver.xid_hardware"]
+                )
+            finally:
+                await watch.stop()
+
+    cluster.set_standin(worker, KERNEL_LOG_DENIED="dmesg")
+    try:
+        asyncio.run(scenario())
+    finally:
+        cluster.set_standin(worker, KERNEL_LOG_DENIED="")
+    (gap,) = said(ev.KernelLogGap)
+    assert gap.node == worker.name and gap.last_seen < gap.first_back, gap
+    assert gap.say().startswith(
+        f"WARNING {worker.name}: kernel log lines written between {gap.last_seen} and "
+    ), gap
+    (xid,) = [d for d in said(ev.Diagnosis) if d.id == "driver.xid_hardware"]
+    assert xid.node == worker.name and xid.serving
+    assert not said(ev.KernelLogLost)

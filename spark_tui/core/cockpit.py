@@ -13,7 +13,7 @@ from typing import Protocol
 
 from spark_tui.core.image_table import ImageListing, listing
 from spark_tui.core.launch.drift import drift
-from spark_tui.core.launch.events import Diagnosis, KernelLogLost, LaunchEvent, TeardownEvent, shown_by
+from spark_tui.core.launch.events import KernelSaid, LaunchEvent, TeardownEvent, shown_by
 from spark_tui.core.launch.kernel_watch import KernelWatch
 from spark_tui.core.launch.launch import Launch
 from spark_tui.core.launch.live import with_detected
@@ -107,7 +107,7 @@ class CockpitCore:
         # over at READY; a deployment found serving gets one. What they name, shown by the core.
         self._kernels: KernelWatch | None = None
         self._launching = 0  # launches and upgrades under way: they follow the kernel logs themselves
-        self.kernel_said: list[Diagnosis | KernelLogLost] = []  # shown, oldest first
+        self.kernel_said: list[KernelSaid] = []  # shown, oldest first
         self._kernel_emit = shown_by(self.redact.show, self._kernel_event)
 
     @property
@@ -281,7 +281,7 @@ class CockpitCore:
         look.kernel = list(self.kernel_said)
         return look
 
-    def _kernel_event(self, event: Diagnosis | KernelLogLost) -> None:
+    def _kernel_event(self, event: KernelSaid) -> None:
         """A finding in a node's kernel log while serving (or its follow lost): kept for the
         serving view, each once, the last KERNEL_KEPT."""
         self.kernel_said = (self.kernel_said + [event])[-KERNEL_KEPT:]

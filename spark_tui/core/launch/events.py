@@ -235,6 +235,26 @@ class DriftItem(Event):
         return [f"DRIFT {self.node} {self.what}: requested {self.requested}, actual {self.actual}"]
 
 
+@dataclass
+class KernelLogGap(Event):
+    """A node's kernel log, followed again, no longer holds the last line seen: what was written
+    between `last_seen` and `first_back` (while the follow was down) may be missing."""
+
+    node: str
+    last_seen: str
+    first_back: str
+
+    def lines(self) -> list[str]:
+        return [
+            f"WARNING {self.node}: kernel log lines written between {self.last_seen} and {self.first_back} "
+            "may be missing (more came while its follow was down than the reader prints back): a GPU "
+            "fault among them is not named; `dmesg` on the node shows what its log holds"
+        ]
+
+
+# What a node's kernel log says while serving (core/launch/kernel_watch.py), for the serving view.
+KernelSaid = Diagnosis | KernelLogLost | KernelLogGap
+
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
 LaunchEvent = (
     Stage
@@ -242,6 +262,7 @@ LaunchEvent = (
     | Memory
     | Diagnosis
     | KernelLogLost
+    | KernelLogGap
     | Ready
     | Failed
     | Restart

@@ -9,7 +9,8 @@ its node (marked `serving`), and nothing is rolled back: a fault while serving i
 to decide on (the supervisor's restart policy is for containers that exit).
 
 A node whose kernel log cannot be read is said once (`driver.kernel_log_unreadable`); one whose
-follow ended and could not be resumed (core/node/kernel_log.py) once as a KernelLogLost.
+follow ended and could not be resumed (core/node/kernel_log.py) once as a KernelLogLost; lines a
+resumed follow could not get back (more than the reader prints back) as a KernelLogGap.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from spark_tui.core.launch.events import KernelLogLost
+from spark_tui.core.launch.events import KernelLogGap, KernelLogLost
 from spark_tui.core.launch.failure_watch import FailureWatch, diagnosis
 from spark_tui.core.node.kernel_log import KernelLog
 from spark_tui.core.node.nodes import Nodes
@@ -56,6 +57,7 @@ class KernelWatch:
                 node,
                 lambda lines: self._got(node, lines),
                 lambda cause: self.emit(KernelLogLost(node, cause)),
+                lambda last, first: self.emit(KernelLogGap(node, last, first)),
             )
             if await log.open():
                 log.start()

@@ -14,8 +14,11 @@ A follow that ends while it is still wanted (the SSH connection dropped: sshd re
 blip; the reader killed on the node) is opened again over the transport, which reconnects with the
 connection layer's backoff (core/node/backoff.py), and resumes from its cursor: the last stamp
 handed on and how many lines carried it, so nothing is handed on twice and nothing written in the
-gap is lost (dmesg prints its whole buffer first; journalctl its last 200 lines). After
-MAX_RESUMES failed tries in a row, `on_lost` gets the cause once and the follow ends.
+gap is lost (dmesg prints its whole buffer first; journalctl its last 200 lines). When the
+reader no longer holds the cursor's line (more was written while the follow was down than it
+prints back, or dmesg's buffer wrapped), `on_gap` is told the two stamps: lines between them may
+be missing, and that is said, never passed over. After MAX_RESUMES failed tries in a row, `on_lost`
+gets the cause once and the follow ends.
 """
 
 from __future__ import annotations
@@ -91,11 +94,13 @@ class KernelLog:
         node: str,
         on_lines: Callable[[list[str]], object],
         on_lost: Callable[[str], object] = lambda _cause: None,
+        on_gap: Callable[[str, str], object] = lambda _last, _first: None,
     ):
         self.transport = transport
         self.node = node
         self.on_lines = on_lines
         self.on_lost = on_lost
+        self.on_gap = on_gap
         self.refusal = ""  # why no reader could be used, in the reader's own words
         self.resumed = 0  # follows opened again after one ended
         self.lost = ""  # why the follow ended for good, once it has
@@ -177,12 +182,13 @@ class KernelLog:
         if self._stop is None or self._stop.done():
             return  # stopped: what follows is the follower's end on the node ("Terminated")
         s = stamp(line)
-        if s:
-            self._heard = True
+        first, self._heard = bool(s) and not self._heard, self._heard or bool(s)
         if not self._past:
             if not s:
                 self._said = (self._said + [line])[-5:]
                 return  # before the cursor: a record's unstamped rest, or the reader's own words
+            if first and s > self._cursor:
+                self.on_gap(self._cursor, s)  # its oldest line is newer than the last one seen
             if s < self._cursor:
                 return  # what the log held before the cursor
             if s == self._cursor:

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from spark_tui.core.launch.events import Diagnosis, KernelLogLost
+from spark_tui.core.launch.events import KernelLogGap, KernelLogLost, KernelSaid
 from spark_tui.core.monitor import NodeView
 from spark_tui.core.serving.node_load import NodeLoad
 from spark_tui.core.serving.serving_signals import Signal
@@ -177,9 +177,7 @@ def nccl_text(view: NodeView) -> Text:
     return t
 
 
-def serving_text(
-    load: NodeLoad | None, signals: list[Signal], kernel: Sequence[Diagnosis | KernelLogLost] = ()
-) -> Text:
+def serving_text(load: NodeLoad | None, signals: list[Signal], kernel: Sequence[KernelSaid] = ()) -> Text:
     """The serving line: temperature, power, SM clock (with the reasons slowing it), link traffic;
     then this node's signals, then what its kernel log named while serving (the last few)."""
     t = _text()
@@ -192,6 +190,12 @@ def serving_text(
             style=VERDICT_STYLE.get("error" if s.level == "fail" else "warn"),
         )
     for k in list(kernel)[-KERNEL_SHOWN:]:  # shown by the core; inert again as the last guard
+        if isinstance(k, KernelLogGap):
+            t.append(
+                f"\nWARNING kernel log lines between {inert(k.last_seen)} and {inert(k.first_back)} may be missing",
+                style=VERDICT_STYLE.get("warn"),
+            )
+            continue
         if isinstance(k, KernelLogLost):
             t.append(
                 f"\nWARNING kernel log no longer followed: {inert(k.cause)}", style=VERDICT_STYLE.get("warn")
@@ -270,7 +274,7 @@ class NodePane(Vertical, can_focus=True):
         )
 
     def show_serving(
-        self, load: NodeLoad | None, signals: list[Signal], kernel: Sequence[Diagnosis | KernelLogLost] = ()
+        self, load: NodeLoad | None, signals: list[Signal], kernel: Sequence[KernelSaid] = ()
     ) -> None:
         self._serving.update(serving_text(load, signals, kernel))
         self._serving.set_class(load is None and not signals and not kernel, "-empty")
