@@ -162,15 +162,20 @@ def test_a_follow_that_cannot_be_resumed_is_said_once_naming_the_node_and_the_ca
     ]
 
 
-def test_the_cockpits_serving_view_names_a_gpu_fault_in_the_workers_pane_and_tells_it_once(cluster, tmp_path):
-    """A launch from the cockpit hands its kernel follow to the serving view: an Xid the worker's
-    kernel logs while serving is notified once (not again at each serving round) and shown in the
-    worker's pane, not the head's; the deployment keeps serving."""
+@pytest.mark.parametrize("restart", ["no", "on-failure"])
+def test_the_cockpits_serving_view_names_a_gpu_fault_in_the_workers_pane_and_tells_it_once(
+    cluster, tmp_path, restart
+):
+    """A launch from the cockpit hands its kernel follow to the serving view (through the
+    supervisor when it supervises): an Xid the worker's kernel logs while serving is notified once
+    (not again at each serving round) and shown in the worker's pane, not the head's; the
+    deployment keeps serving."""
     from spark_tui.ui.screens.wizard import WizardScreen
     from tests.test_cockpit import make_app, until
 
     head, worker = cluster.nodes[0], cluster.nodes[1]
-    app = make_app(cluster, tmp_path, count=2, argv=["--executor", "native", "--metrics-interval", "0.5"])
+    argv = ["--executor", "native", "--metrics-interval", "0.5", "--restart", restart]
+    app = make_app(cluster, tmp_path, count=2, argv=argv)
     told: list[tuple[str, str]] = []
     notify = app.notify
 
@@ -194,6 +199,7 @@ def test_the_cockpits_serving_view_names_a_gpu_fault_in_the_workers_pane_and_tel
             await until(pilot, lambda: wizard.launch_state in ("ready", "failed"), "the launch", 120)
             assert wizard.launch_state == "ready"
             await pilot.press("escape")
+            assert bool(app.supervision) == (restart == "on-failure")
             cluster.kernel_says(worker, _kernel_line("xid_79_syslog"))
             await until(pilot, lambda: "Xid 79" in pane(worker), "the worker's pane to name the Xid", 30)
             await pilot.pause(1.5)  # three more serving rounds: told once all the same

@@ -106,7 +106,8 @@ class CockpitCore:
         # The nodes' kernel logs while the deployment serves: a launch from here hands its follow
         # over at READY; a deployment found serving gets one. What they name, shown by the core.
         self._kernels: KernelWatch | None = None
-        self._launching = 0  # launches and upgrades under way: they follow the kernel logs themselves
+        # Launches, upgrades and supervision under way: they follow the kernel logs themselves.
+        self._followed_elsewhere = 0
         self.kernel_said: list[KernelSaid] = []  # shown, oldest first
         self._kernel_emit = shown_by(self.redact.show, self._kernel_event)
 
@@ -172,14 +173,14 @@ class CockpitCore:
         """Detected values first (labelled as such), then the launch, then drift."""
         await self._close_retired()
         await self._stop_kernels()
-        self._launching += 1
+        self._followed_elsewhere += 1
         try:
             _, snaps = await with_detected(self.config, self.nodes)
             has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
             launch = Launch(self.config, self.nodes, emit, has_gpu, snapshots=snaps, follow_after_ready=True)
             ok = await launch.run()
         finally:
-            self._launching -= 1
+            self._followed_elsewhere -= 1
         if ok:
             # The launch's kernel follow, from READY on: its findings go to the serving view.
             launch.kernels.emit = self._kernel_emit
@@ -202,8 +203,17 @@ class CockpitCore:
         The cockpit cancels it before it tears down, launches or upgrades itself."""
         if self.config["restart"] != "on-failure":
             return ""
-        # The serving view follows the kernel logs (`serving`): not the supervisor a second time.
-        return await Supervisor(self.config, self.nodes, emit, follow_kernels=False).run()
+        # The supervisor follows the kernel logs while it watches (its relaunches too), for the
+        # serving view: it takes the follow the launch handed over.
+        kernels, self._kernels = self._kernels, None
+        self._followed_elsewhere += 1
+        try:
+            supervisor = Supervisor(
+                self.config, self.nodes, emit, kernels=kernels, kernel_emit=self._kernel_event
+            )
+            return await supervisor.run()
+        finally:
+            self._followed_elsewhere -= 1
 
     async def sync(self, what: str, emit: Callable[[object], object]) -> bool:
         """`spark-tui sync image|model` for the wizard: node to node, verified."""
@@ -244,12 +254,12 @@ class CockpitCore:
             emit(outcome)
             return outcome
         await self._stop_kernels()
-        self._launching += 1
+        self._followed_elsewhere += 1
         try:
             run = UpgradeRun(self.config, self.nodes, emit, image, store, default_params(self.config))
             return await run.run()
         finally:
-            self._launching -= 1
+            self._followed_elsewhere -= 1
             store.close()
 
     async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool:
@@ -267,7 +277,7 @@ class CockpitCore:
         ):
             await self._stop_kernels()  # nothing serves: nothing to follow
             return None
-        if self._kernels is None and not self._launching:
+        if self._kernels is None and not self._followed_elsewhere:
             self._kernels = KernelWatch(self.nodes, self._kernel_emit, serving=True)
             await self._kernels.start()
         if self._watch is None or self._watch.config is not self.config:

@@ -66,17 +66,18 @@ class Supervisor:
         emit: Emit,
         clock: Callable[[], float] = time.monotonic,
         kernels: KernelWatch | None = None,
-        follow_kernels: bool = True,
+        kernel_emit: Emit | None = None,
     ):
         """`kernels`: the launch's kernel follow, handed over at READY (`Launch(...,
         follow_after_ready=True)`), so a line written just after READY is named too; without it
-        the supervisor opens its own. `follow_kernels` False: none (the cockpit's serving view
-        follows the kernel logs itself)."""
+        the supervisor opens its own. What the kernel logs name goes to `kernel_emit` (the
+        cockpit's serving view), else to `emit`."""
         self.config, self.nodes, self.clock = config, nodes, clock
         self.kernels = kernels
-        self.follow_kernels = follow_kernels
         # A crash's log lines are the node's words: masked and made inert here, as a launch's are.
-        self.emit = shown_by(Redactor(lambda: self.config).show, emit)
+        show = Redactor(lambda: self.config).show
+        self.emit = shown_by(show, emit)
+        self.kernel_emit = shown_by(show, kernel_emit) if kernel_emit is not None else self.emit
         self.restarts: deque[float] = deque()  # when each restart of the window began
         self.last_failed = ""
 
@@ -114,11 +115,9 @@ class Supervisor:
             if refused:
                 self.emit(Failed(f"restart refused: {refused}", crash.log_lines))
                 return "refused"
-            launch = Launch(
-                self.config, self.nodes, self._launch_emit, follow_after_ready=self.follow_kernels
-            )
+            launch = Launch(self.config, self.nodes, self._launch_emit, follow_after_ready=True)
             if await launch.run():
-                self.kernels = launch.kernels if self.follow_kernels else None
+                self.kernels = launch.kernels
                 crash = await self.watch()
             else:
                 # A relaunch that fails is the crash again: counted in the window like any other.
@@ -134,9 +133,10 @@ class Supervisor:
         """Looks at the containers every WATCH_INTERVAL until one crashed (a Crash), one was
         removed ("removed"), or one exited by itself with code 0 ("exited": not a failure); the
         nodes' kernel logs are followed meanwhile (each fault named once, nothing restarted)."""
-        if self.follow_kernels and self.kernels is None:
-            self.kernels = KernelWatch(self.nodes, self.emit, serving=True)
+        if self.kernels is None:
+            self.kernels = KernelWatch(self.nodes, self.kernel_emit, serving=True)
             await self.kernels.start()
+        self.kernels.emit = self.kernel_emit  # a launch's follow, from READY on
         try:
             return await self._watch_containers()
         finally:
