@@ -28,6 +28,10 @@ KERNEL_LOG_UNREADABLE = "driver.kernel_log_unreadable"  # the table's words for 
 
 
 class KernelWatch:
+    """The kernel logs of the nodes it was started on, one KernelLog each. A finding repeated with
+    the same figures (the same Xid on the same GPU and process) is counted, not said again, as in
+    a container's log (knowledge/engine.py: Watch)."""
+
     def __init__(
         self,
         nodes: Nodes,
