@@ -381,14 +381,23 @@ def cmd_up(args) -> int:
             for line in detected_lines(cluster.config):
                 print(line, file=sys.stderr)
             has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
-            ok = await Launch(cluster.config, nodes, emit, has_gpu, snapshots=snaps).run()
-            if not ok:
+            supervised = cluster.config["restart"] == "on-failure"
+            # Supervised, the kernel logs stay followed from the launch on: a GPU fault while
+            # serving is named for its node (core/launch/supervise.py).
+            launch = Launch(
+                cluster.config, nodes, emit, has_gpu, snapshots=snaps, follow_after_ready=supervised
+            )
+            if not await launch.run():
                 return 1
-            items = await drift(cluster.config, nodes, live=True)
-            for item in items:
-                emit(item)
-            if cluster.config["restart"] == "on-failure":
-                return await _supervise(cluster.config, nodes, emit)
+            try:
+                items = await drift(cluster.config, nodes, live=True)
+                for item in items:
+                    emit(item)
+            except BaseException:
+                await launch.kernels.stop()
+                raise
+            if supervised:
+                return await _supervise(cluster.config, nodes, emit, launch.kernels)
             return 1 if items else 0
 
     if bars is None:
@@ -397,12 +406,13 @@ def cmd_up(args) -> int:
         return asyncio.run(main())
 
 
-async def _supervise(config, nodes, emit) -> int:
-    """`up` with restart on-failure stays attached: it watches and relaunches (core/launch/supervise.py).
+async def _supervise(config, nodes, emit, kernels=None) -> int:
+    """`up` with restart on-failure stays attached: it watches and relaunches (core/launch/supervise.py),
+    following the nodes' kernel logs (`kernels`: the launch's follow, handed over at READY).
     Ctrl-C ends the watching; the deployment keeps serving."""
     from spark_tui.core.launch.supervise import Supervisor
 
-    supervisor = Supervisor(config, nodes, emit)
+    supervisor = Supervisor(config, nodes, emit, kernels=kernels)
     print(
         f"{supervisor.headline()}: Ctrl-C stops supervising, the deployment keeps serving",
         file=sys.stderr,

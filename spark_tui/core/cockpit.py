@@ -13,7 +13,8 @@ from typing import Protocol
 
 from spark_tui.core.image_table import ImageListing, listing
 from spark_tui.core.launch.drift import drift
-from spark_tui.core.launch.events import LaunchEvent, TeardownEvent
+from spark_tui.core.launch.events import KernelSaid, LaunchEvent, TeardownEvent, shown_by
+from spark_tui.core.launch.kernel_watch import KernelWatch
 from spark_tui.core.launch.launch import Launch
 from spark_tui.core.launch.live import with_detected
 from spark_tui.core.launch.supervise import Supervisor
@@ -89,6 +90,9 @@ class CockpitAPI(Protocol):
     async def close(self) -> None: ...
 
 
+KERNEL_KEPT = 50  # kernel findings the serving view keeps (each node's pane shows its own)
+
+
 class CockpitCore:
     """Edits and detected values re-layer the configuration read once (resolve.relayer: no file
     is read again); the live configuration is the one the nodes hold, which every part reads."""
@@ -99,6 +103,13 @@ class CockpitCore:
         self._retired: list = []  # transports replaced by an edit, closed on the next async call
         self._watch: ServingWatch | None = None
         self.redact = Redactor(lambda: self.nodes.config)  # every line from a node passes it before display
+        # The nodes' kernel logs while the deployment serves: a launch from here hands its follow
+        # over at READY; a deployment found serving gets one. What they name, shown by the core.
+        self._kernels: KernelWatch | None = None
+        # Launches, upgrades and supervision under way: they follow the kernel logs themselves.
+        self._followed_elsewhere = 0
+        self.kernel_said: list[KernelSaid] = []  # shown, oldest first
+        self._kernel_emit = shown_by(self.redact.show, self._kernel_event)
 
     @property
     def config(self) -> Config:
@@ -161,10 +172,19 @@ class CockpitCore:
     async def launch(self, emit: Callable[[LaunchEvent], object]) -> bool:
         """Detected values first (labelled as such), then the launch, then drift."""
         await self._close_retired()
-        _, snaps = await with_detected(self.config, self.nodes)
-        has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
-        ok = await Launch(self.config, self.nodes, emit, has_gpu, snapshots=snaps).run()
+        await self._stop_kernels()
+        self._followed_elsewhere += 1
+        try:
+            _, snaps = await with_detected(self.config, self.nodes)
+            has_gpu = {s.node: bool(s.gpu and s.gpu.present) for s in snaps}
+            launch = Launch(self.config, self.nodes, emit, has_gpu, snapshots=snaps, follow_after_ready=True)
+            ok = await launch.run()
+        finally:
+            self._followed_elsewhere -= 1
         if ok:
+            # The launch's kernel follow, from READY on: its findings go to the serving view.
+            launch.kernels.emit = self._kernel_emit
+            self._kernels = launch.kernels
             for item in await drift(self.config, self.nodes, live=True):
                 emit(item)
         return ok
@@ -183,7 +203,17 @@ class CockpitCore:
         The cockpit cancels it before it tears down, launches or upgrades itself."""
         if self.config["restart"] != "on-failure":
             return ""
-        return await Supervisor(self.config, self.nodes, emit).run()
+        # The supervisor follows the kernel logs while it watches (its relaunches too), for the
+        # serving view: it takes the follow the launch handed over.
+        kernels, self._kernels = self._kernels, None
+        self._followed_elsewhere += 1
+        try:
+            supervisor = Supervisor(
+                self.config, self.nodes, emit, kernels=kernels, kernel_emit=self._kernel_event
+            )
+            return await supervisor.run()
+        finally:
+            self._followed_elsewhere -= 1
 
     async def sync(self, what: str, emit: Callable[[object], object]) -> bool:
         """`spark-tui sync image|model` for the wizard: node to node, verified."""
@@ -223,10 +253,13 @@ class CockpitCore:
             outcome = UpgradeOutcome("refused", str(exc), image, good, serving=good)
             emit(outcome)
             return outcome
+        await self._stop_kernels()
+        self._followed_elsewhere += 1
         try:
             run = UpgradeRun(self.config, self.nodes, emit, image, store, default_params(self.config))
             return await run.run()
         finally:
+            self._followed_elsewhere -= 1
             store.close()
 
     async def teardown(self, emit: Callable[[TeardownEvent], object]) -> bool:
@@ -242,7 +275,11 @@ class CockpitCore:
         if snap is None or not any(
             c.name == name and c.cluster == cluster and c.state == "running" for c in snap.containers
         ):
+            await self._stop_kernels()  # nothing serves: nothing to follow
             return None
+        if self._kernels is None and not self._followed_elsewhere:
+            self._kernels = KernelWatch(self.nodes, self._kernel_emit, serving=True)
+            await self._kernels.start()
         if self._watch is None or self._watch.config is not self.config:
             if self._watch is not None:
                 await self._watch.close()  # made for an earlier configuration (an edit, a new transport)
@@ -251,7 +288,18 @@ class CockpitCore:
         # Found by the labels, as `status` finds it: a cockpit started after the launch shows it too.
         snaps = [self.monitor.last_snapshot(n.name) for n in self.config.nodes]
         look.deployment = find_deployment(self.config, [s for s in snaps if s is not None])
+        look.kernel = list(self.kernel_said)
         return look
+
+    def _kernel_event(self, event: KernelSaid) -> None:
+        """A finding in a node's kernel log while serving (or its follow lost): kept for the
+        serving view, each once, the last KERNEL_KEPT."""
+        self.kernel_said = (self.kernel_said + [event])[-KERNEL_KEPT:]
+
+    async def _stop_kernels(self) -> None:
+        kernels, self._kernels = self._kernels, None
+        if kernels is not None:
+            await kernels.stop()
 
     def follower(
         self,
@@ -263,6 +311,7 @@ class CockpitCore:
         return LogFollower(self.nodes, node, container, emit, tail)
 
     async def close(self) -> None:
+        await self._stop_kernels()
         await self._close_retired()
         if self._watch is not None:
             await self._watch.close()

@@ -93,6 +93,7 @@ class SparkApp(App):
         self._wake = asyncio.Event()
         self._node_loops: dict[Worker, str] = {}  # each node's refresh loop, by its worker
         self._serving_failure: str | None = None  # the serving loop's failure last notified
+        self._kernel_told: list = []  # kernel findings while serving already notified
         self.supervision: list[Text] = []  # what supervising said: its headline, then its last events
         config = core.config
         self.readonly = bool(config["readonly"])
@@ -189,6 +190,21 @@ class SparkApp(App):
         self.notify(text, title="error", severity="error", timeout=20, markup=False)
 
     def on_serving_refreshed(self, message: ServingRefreshed) -> None:
+        look = message.look
+        # What a node's kernel log named while serving: told once as it arrives (the pane keeps
+        # the last few), in the CLI's words, shown by the core.
+        for k in look.kernel if look is not None else []:
+            if any(k is seen for seen in self._kernel_told):
+                continue
+            self._kernel_told = (self._kernel_told + [k])[-100:]
+            error = isinstance(k, ev.Diagnosis) and k.severity == "error"
+            self.notify(
+                k.say(),
+                title=f"{k.node}: kernel log",
+                severity="error" if error else "warning",
+                timeout=30,
+                markup=False,
+            )
         self.serving_look = message.look
         self.dashboard.show_serving(message.look)
         if isinstance(self.screen, ServingScreen):

@@ -270,6 +270,21 @@ class Cluster:
             if comm == "sshd" and netns == node_ns:
                 _signal(int(pid), signal.SIGKILL)
 
+    def drop_ssh_connections(self, node: Node) -> None:
+        """Kill the node's per-connection sshd processes, its listener kept: every open SSH
+        connection drops at once (a network blip), and a new one is accepted right away."""
+        node_ns = os.readlink(f"/proc/{node.holder_pid}/ns/net")
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == node.sshd_pid:
+                continue
+            try:
+                comm = open(f"/proc/{pid}/comm").read().strip()
+                netns = os.readlink(f"/proc/{pid}/ns/net")
+            except OSError:
+                continue
+            if comm.startswith("sshd") and netns == node_ns:
+                _signal(int(pid), signal.SIGKILL)
+
     def stop_dockerd(self, node: Node) -> None:
         _kill_wait(node.dockerd_pid, timeout=30)
         node.dockerd_pid = 0

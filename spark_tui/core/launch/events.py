@@ -158,10 +158,32 @@ class Diagnosis(Event):
     means: str = ""
     figures: dict = field(default_factory=dict)
     source: str = ""
+    # Named in the node's kernel log while the deployment serves (core/launch/kernel_watch.py):
+    # said, never rolled back by itself (the operator decides).
+    serving: bool = False
 
     def lines(self) -> list[str]:
         mark = "ERROR" if self.severity == "error" else "WARNING"
-        return [f"{mark} {self.node}: {self.title}", f"    fix: {self.fix}", f"    log: {self.line}"]
+        said = [f"{mark} {self.node}: {self.title}", f"    fix: {self.fix}", f"    log: {self.line}"]
+        if self.serving:
+            # An error while serving restarts nothing by itself: the operator decides.
+            kept = "; nothing rolled back or restarted for it" if mark == "ERROR" else ""
+            said.append(f"    while serving (kernel log){kept}")
+        return said
+
+
+@dataclass
+class KernelLogLost(Event):
+    """A node's kernel log stopped being followed and could not be followed again (its SSH
+    connection stayed down, its reader refused): GPU faults there are no longer named."""
+
+    node: str
+    cause: str
+
+    def lines(self) -> list[str]:
+        return [
+            f"WARNING {self.node}: kernel log no longer followed ({self.cause}): GPU faults (Xid) on it will not be named"
+        ]
 
 
 @dataclass
@@ -213,8 +235,39 @@ class DriftItem(Event):
         return [f"DRIFT {self.node} {self.what}: requested {self.requested}, actual {self.actual}"]
 
 
+@dataclass
+class KernelLogGap(Event):
+    """A node's kernel log, followed again, no longer holds the last line seen: what was written
+    between `last_seen` and `first_back` (while the follow was down) may be missing."""
+
+    node: str
+    last_seen: str
+    first_back: str
+
+    def lines(self) -> list[str]:
+        return [
+            f"WARNING {self.node}: kernel log lines written between {self.last_seen} and {self.first_back} "
+            "may be missing (more came while its follow was down than the reader prints back): a GPU "
+            "fault among them is not named; `dmesg` on the node shows what its log holds"
+        ]
+
+
+# What a node's kernel log says while serving (core/launch/kernel_watch.py), for the serving view.
+KernelSaid = Diagnosis | KernelLogLost | KernelLogGap
+
 # What a launch and a teardown emit (the CLI prints these, the cockpit shows them).
 LaunchEvent = (
-    Stage | NcclNet | Memory | Diagnosis | Ready | Failed | Restart | Removed | StillHolding | DriftItem
+    Stage
+    | NcclNet
+    | Memory
+    | Diagnosis
+    | KernelLogLost
+    | KernelLogGap
+    | Ready
+    | Failed
+    | Restart
+    | Removed
+    | StillHolding
+    | DriftItem
 )
 TeardownEvent = Stage | Removed | StillHolding

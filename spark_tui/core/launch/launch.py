@@ -17,7 +17,7 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import docker
 
@@ -36,12 +36,13 @@ from spark_tui.core.launch.events import (
     shown_by,
 )
 from spark_tui.core.launch.failure_watch import FailureWatch, cause_text, diagnosis
+from spark_tui.core.launch.kernel_watch import KernelWatch
 from spark_tui.core.launch.live import with_detected
 from spark_tui.core.launch.nccl_nodes import NcclWatch, node_of
 from spark_tui.core.models.memory_fit import MemoryGuard, MemoryReading
 from spark_tui.core.node import engines, labels
-from spark_tui.core.node.errors import EngineError, NodeError, engine_said
-from spark_tui.core.node.kernel_log import KernelLog
+from spark_tui.core.node.backoff import retry_wait
+from spark_tui.core.node.errors import EngineError, HostKeyError, NodeError, engine_said
 from spark_tui.core.node.logs import LogCursor
 from spark_tui.core.node.nodes import Nodes
 from spark_tui.core.node.probes import NodeSnapshot
@@ -61,8 +62,10 @@ from spark_tui.secret_names import mask_args
 from spark_tui.settings.resolve import Config
 
 Emit = Callable[[Any], object]  # takes the events of core/launch/events.py
+T = TypeVar("T")
+# Tries of a look at a node's engine before a dropped connection counts as the engine lost.
+LOOK_TRIES = 3
 SERVE_EXIT = "spark-tui: vllm serve exited with code"
-KERNEL_LOG_UNREADABLE = "driver.kernel_log_unreadable"  # the table's words for a kernel log we may not read  # written to the head's log when it ends (Ray)
 # Seconds between HTTP readiness probes before the log says the server started.
 ASK_WITHOUT_HINT = 5.0
 # Seconds an error line that names no exception yet (vLLM's "Error executing method ...") waits
@@ -137,9 +140,13 @@ class Launch:
         emit: Emit,
         has_gpu: dict[str, bool] | None = None,
         snapshots: list[NodeSnapshot] | None = None,
+        follow_after_ready: bool = False,
     ):
         """`snapshots`: the nodes as the caller just saw them, `config` resolved with what they
-        showed (core/launch/live.py); without them the launch looks at the nodes itself first."""
+        showed (core/launch/live.py); without them the launch looks at the nodes itself first.
+        `follow_after_ready`: the kernel logs stay followed after READY (`kernels`, in serving
+        mode: nothing missed between READY and the watch); the caller stops them."""
+        self.follow_after_ready = follow_after_ready
         self.nodes = nodes
         self.config = config  # held by the nodes: what this launch runs is the live configuration
         self.snapshots = snapshots
@@ -157,8 +164,7 @@ class Launch:
         self.kb = FailureWatch(self.emit)
         self._error_seen: float | None = None  # when vLLM's first unnamed error line was read
         # Each node's kernel log from the launch's start: GPU faults (Xid) are said there only.
-        self.kernels: dict[str, KernelLog] = {}
-        self._kernel_lines: dict[str, list[str]] = {}
+        self.kernels = KernelWatch(self.nodes, self.emit, self.kb)
 
     def _stage(
         self,
@@ -191,7 +197,10 @@ class Launch:
             start = {"solo": self._solo, "ray": self._ray, "native": self._native}
             await start[self.config["executor"]]()
             endpoint, watch = await self._wait_ready()
-            await self._stop_kernels()
+            if self.follow_after_ready:
+                self.kernels.serve()  # the caller's now (supervision, the cockpit's serving view)
+            else:
+                await self._stop_kernels()
             nets = [NcclNet(n.node, n.level, n.line()) for n in watch.nets().values()]
             self.emit(
                 Ready(endpoint, self.config["served_model_name"] or "", time.monotonic() - self.t0, nets)
@@ -217,33 +226,18 @@ class Launch:
         return False
 
     async def _watch_kernels(self) -> None:
-        """Follow every node's kernel log from now on. A node whose kernel log this user may not
-        read (dmesg restricted, no journal group) is said once as a warning; the launch goes on."""
-
-        async def open_one(node: str) -> None:
-            log = KernelLog(
-                self.nodes.transports[node],
-                node,
-                lambda lines: self._kernel_lines.setdefault(node, []).extend(lines),
-            )
-            if await log.open():
-                log.start()
-                self.kernels[node] = log
-                return
-            said = self.kb.matcher.named(KERNEL_LOG_UNREADABLE, {"why": log.refusal}, log.refusal, node)
-            self.emit(diagnosis(said))
-
-        await self.nodes.each(open_one)
+        """Follow every node's kernel log from now on (a follow whose connection drops is resumed).
+        A node whose kernel log this user may not read (dmesg restricted, no journal group) is said
+        once as a warning; the launch goes on."""
+        await self.kernels.start()
 
     async def _stop_kernels(self) -> None:
-        kernels, self.kernels = self.kernels, {}
-        await self.nodes.each(lambda node: kernels[node].stop(), kernels)
+        await self.kernels.stop()
 
     def _kernel_fault(self) -> None:
         """A fault the nodes' kernels logged since the last look (an Xid, the OOM killer), named
         for its node; a warning (NV_ERR_NO_MEMORY) is told once and the launch goes on."""
-        for node in list(self._kernel_lines):
-            lines = self._kernel_lines.pop(node)
+        for node, lines in self.kernels.take().items():
             named = self.kb.feed(node, lines)
             if named is not None:
                 raise LaunchError(cause_text(named, log="kernel log"), lines[-20:])
@@ -325,16 +319,32 @@ class Launch:
         cid = next(c for n, c in self.started if n == node)
         kwargs = kwargs or {"tail": 400}
         try:
-            raw = await self.nodes.docker(node, lambda client: client.containers.get(cid).logs(**kwargs))
+            raw = await self._look(node, lambda client: client.containers.get(cid).logs(**kwargs))
         except docker.errors.APIError:
             return []
         return raw.decode(errors="replace").splitlines()
+
+    async def _look(self, node: str, read: Callable[[docker.DockerClient], T]) -> T:
+        """`read(client)` on the node's engine, for a look that changes nothing: one that fails as
+        the node's SSH connection drops (a blip, sshd restarted) is asked again on the connection
+        made anew (the connection layer's backoff), LOOK_TRIES in all, before the engine counts as
+        lost. The kernel log's follow is resumed the same way (core/node/kernel_log.py)."""
+        for attempt in range(1, LOOK_TRIES + 1):
+            try:
+                return await self.nodes.docker(node, read)
+            except HostKeyError:
+                raise
+            except NodeError:
+                if attempt == LOOK_TRIES:
+                    raise
+                await asyncio.sleep(retry_wait(attempt, self.nodes.transports[node]))
+        raise AssertionError("unreachable")
 
     async def _state(self, node: str) -> tuple[str, int | None]:
         """The container's status and, once it exited, its exit code."""
         cid = next(c for n, c in self.started if n == node)
         try:
-            c = await self.nodes.docker(node, lambda client: client.containers.get(cid))
+            c = await self._look(node, lambda client: client.containers.get(cid))
         except docker.errors.NotFound:
             return "removed", None
         except (EngineError, docker.errors.APIError) as exc:

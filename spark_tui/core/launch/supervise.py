@@ -13,6 +13,12 @@ serving when it ends.
 
 A restart loop (more than `restart_max` restarts within `restart_window` seconds) is stopped and
 named: what still runs is stopped (the containers stay, for their logs; `down` removes them).
+
+While it watches a serving deployment it follows every node's kernel log too (core/launch/
+kernel_watch.py): an Xid, NV_ERR_NO_MEMORY, the GPU falling off the bus or the OOM killer is named
+for its node at once, as a Diagnosis marked `serving`, each once. That alone restarts nothing: a
+GPU fault may leave the server answering, and the operator decides; a container that exits is
+what the restart policy acts on.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import docker
 
 from spark_tui.core.launch.events import Failed, Restart, Stage, shown_by
 from spark_tui.core.launch.failure_watch import FailureWatch, cause_text
+from spark_tui.core.launch.kernel_watch import KernelWatch
 from spark_tui.core.launch.launch import EXIT_REASON, SERVE_EXIT, Emit, Launch
 from spark_tui.core.launch.live import with_detected
 from spark_tui.core.models.memory_fit import model_checks
@@ -52,10 +59,25 @@ class Crash:
 class Supervisor:
     """Watches the deployment `up` launched; relaunches it after a crash (see the module's why)."""
 
-    def __init__(self, config: Config, nodes: Nodes, emit: Emit, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        config: Config,
+        nodes: Nodes,
+        emit: Emit,
+        clock: Callable[[], float] = time.monotonic,
+        kernels: KernelWatch | None = None,
+        kernel_emit: Emit | None = None,
+    ):
+        """`kernels`: the launch's kernel follow, handed over at READY (`Launch(...,
+        follow_after_ready=True)`), so a line written just after READY is named too; without it
+        the supervisor opens its own. What the kernel logs name goes to `kernel_emit` (the
+        cockpit's serving view), else to `emit`."""
         self.config, self.nodes, self.clock = config, nodes, clock
+        self.kernels = kernels
         # A crash's log lines are the node's words: masked and made inert here, as a launch's are.
-        self.emit = shown_by(Redactor(lambda: self.config).show, emit)
+        show = Redactor(lambda: self.config).show
+        self.emit = shown_by(show, emit)
+        self.kernel_emit = shown_by(show, kernel_emit) if kernel_emit is not None else self.emit
         self.restarts: deque[float] = deque()  # when each restart of the window began
         self.last_failed = ""
 
@@ -93,7 +115,9 @@ class Supervisor:
             if refused:
                 self.emit(Failed(f"restart refused: {refused}", crash.log_lines))
                 return "refused"
-            if await Launch(self.config, self.nodes, self._launch_emit).run():
+            launch = Launch(self.config, self.nodes, self._launch_emit, follow_after_ready=True)
+            if await launch.run():
+                self.kernels = launch.kernels
                 crash = await self.watch()
             else:
                 # A relaunch that fails is the crash again: counted in the window like any other.
@@ -107,7 +131,20 @@ class Supervisor:
 
     async def watch(self) -> Crash | str:
         """Looks at the containers every WATCH_INTERVAL until one crashed (a Crash), one was
-        removed ("removed"), or one exited by itself with code 0 ("exited": not a failure)."""
+        removed ("removed"), or one exited by itself with code 0 ("exited": not a failure); the
+        nodes' kernel logs are followed meanwhile (each fault named once, nothing restarted)."""
+        if self.kernels is None:
+            self.kernels = KernelWatch(self.nodes, self.kernel_emit, serving=True)
+            await self.kernels.start()
+        self.kernels.emit = self.kernel_emit  # a launch's follow, from READY on
+        try:
+            return await self._watch_containers()
+        finally:
+            kernels, self.kernels = self.kernels, None  # a relaunch follows them itself
+            if kernels is not None:
+                await asyncio.shield(kernels.stop())
+
+    async def _watch_containers(self) -> Crash | str:
         name = self.config["container_name"]
         while True:
             for node in self.config.nodes:

@@ -273,6 +273,10 @@ class SshTransport:
         async with self._lock:
             if self.connected:
                 return
+            if self.conn is not None:
+                # Closed under us (sshd restarted, a blip): the docker tunnel and the probe shell
+                # went with it, and must be made again on the new connection, not reused.
+                await self._drop()
             if time.monotonic() < self.next_retry:
                 raise NodeError(
                     self.node.name, f"{self.last_error} (retry in {self.next_retry - time.monotonic():.0f} s)"
@@ -446,6 +450,9 @@ class SshTransport:
                     await proc.wait_closed()
                 finally:
                     feeder.cancel()
+                    out_task.cancel()  # read already, or never to be: the session ends here
+                    if out_task.done() and not out_task.cancelled():
+                        out_task.exception()  # a connection's end is said once, by stderr's reader
                     proc.close()  # a cancelled call closes the session (the command sees its end)
             except (OSError, asyncssh.Error) as exc:
                 await self._drop()

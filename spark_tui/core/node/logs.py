@@ -21,7 +21,7 @@ import docker
 import requests
 
 from spark_tui.core.node import engines
-from spark_tui.core.node.backoff import reconnect_delay
+from spark_tui.core.node.backoff import retry_wait
 from spark_tui.core.node.engines import new_client
 from spark_tui.core.node.errors import NodeError, why
 from spark_tui.core.node.nodes import Nodes
@@ -158,9 +158,7 @@ class LogFollower:
             if self._stopping:
                 return
             failures += 1
-            # The stream's own backoff, or the connection's when that is waiting longer.
-            transport = self.nodes.transports[self.node]
-            wait = max(reconnect_delay(failures), transport.next_retry - time.monotonic())
+            wait = retry_wait(failures, self.nodes.transports[self.node])
             self._state("disconnected", reason, retry_in=wait)
             await asyncio.sleep(wait)
 

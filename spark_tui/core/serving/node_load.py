@@ -1,7 +1,11 @@
 """Per node while serving: heat, power, SM clock and clock-event reasons; bytes/s per data link and
 per twin (interface counters, and RDMA port counters where the HCA exposes them); kernel messages
 that matter; swap-outs and MemAvailable. One script per node per `metrics_interval`, separate from
-the pane's probe so nodes that are not serving pay nothing for it."""
+the pane's probe so nodes that are not serving pay nothing for it.
+
+The kernel counts here are figures (`status`, `report`, the serving JSON). Naming a kernel fault
+while serving, once, for its node, is the kernel log's follow (core/launch/kernel_watch.py: every
+line as it comes, by its stamp, through the failure table, dmesg or journalctl), not this poll."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import docker
 
 from spark_tui.core.fabric import fabric_record
+from spark_tui.core.launch.events import KernelSaid
 from spark_tui.core.node.errors import NodeError
 from spark_tui.core.node.nodes import Nodes
 from spark_tui.core.serving.deployment import Deployment
@@ -29,6 +30,9 @@ class ServingLook:
     # What serves, by its containers' labels, with its last bench (the cockpit sets it; `status`
     # shows it in its own section).
     deployment: Deployment | None = None
+    # What the nodes' kernel logs named while serving (Diagnosis marked serving, a follow lost),
+    # oldest first; the cockpit sets it (core/cockpit.py).
+    kernel: list[KernelSaid] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return {

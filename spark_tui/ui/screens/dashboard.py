@@ -52,4 +52,8 @@ class DashboardScreen(Screen):
             if look is None:
                 pane.show_serving(None, [])  # no longer serving: the line goes
             else:
-                pane.show_serving(look.loads.get(name), [s for s in look.signals if s.node == name])
+                pane.show_serving(
+                    look.loads.get(name),
+                    [s for s in look.signals if s.node == name],
+                    [k for k in look.kernel if k.node == name],
+                )

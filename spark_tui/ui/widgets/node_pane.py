@@ -7,12 +7,14 @@ node (names, log lines) is added as plain text, never as markup, and made inert 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from spark_tui.core.launch.events import KernelLogGap, KernelLogLost, KernelSaid
 from spark_tui.core.monitor import NodeView
 from spark_tui.core.serving.node_load import NodeLoad
 from spark_tui.core.serving.serving_signals import Signal
@@ -175,9 +177,9 @@ def nccl_text(view: NodeView) -> Text:
     return t
 
 
-def serving_text(load: NodeLoad | None, signals: list[Signal]) -> Text:
+def serving_text(load: NodeLoad | None, signals: list[Signal], kernel: Sequence[KernelSaid] = ()) -> Text:
     """The serving line: temperature, power, SM clock (with the reasons slowing it), link traffic;
-    then this node's signals."""
+    then this node's signals, then what its kernel log named while serving (the last few)."""
     t = _text()
     if load is not None:
         t.append("serving ", style="bold")
@@ -187,7 +189,27 @@ def serving_text(load: NodeLoad | None, signals: list[Signal]) -> Text:
             f"\n{s.level.upper()} {inert(s.text)}",
             style=VERDICT_STYLE.get("error" if s.level == "fail" else "warn"),
         )
+    for k in list(kernel)[-KERNEL_SHOWN:]:  # shown by the core; inert again as the last guard
+        if isinstance(k, KernelLogGap):
+            t.append(
+                f"\nWARNING kernel log lines between {inert(k.last_seen)} and {inert(k.first_back)} may be missing",
+                style=VERDICT_STYLE.get("warn"),
+            )
+            continue
+        if isinstance(k, KernelLogLost):
+            t.append(
+                f"\nWARNING kernel log no longer followed: {inert(k.cause)}", style=VERDICT_STYLE.get("warn")
+            )
+            continue
+        level = "ERROR" if k.severity == "error" else "WARNING"
+        t.append(
+            f"\n{level} kernel: {inert(k.title)} (fix: {inert(k.fix)})",
+            style=VERDICT_STYLE.get("error" if k.severity == "error" else "warn"),
+        )
     return t
+
+
+KERNEL_SHOWN = 3  # kernel findings a pane shows while serving (all of them are notified)
 
 
 def sparkline(fractions: list[float]) -> str:
@@ -251,9 +273,11 @@ class NodePane(Vertical, can_focus=True):
             self._plot,
         )
 
-    def show_serving(self, load: NodeLoad | None, signals: list[Signal]) -> None:
-        self._serving.update(serving_text(load, signals))
-        self._serving.set_class(load is None and not signals, "-empty")
+    def show_serving(
+        self, load: NodeLoad | None, signals: list[Signal], kernel: Sequence[KernelSaid] = ()
+    ) -> None:
+        self._serving.update(serving_text(load, signals, kernel))
+        self._serving.set_class(load is None and not signals and not kernel, "-empty")
 
     def show(self, view: NodeView) -> None:
         self.set_class(not view.snapshot.reachable, "-unreachable")
