@@ -1,0 +1,119 @@
+"""The vLLM family's newer failures (0.9 and later wordings, serving-time refusals, weight loading,
+kernels): each real sample names its entry with the figures as values, the specific cause wins over
+the generic configuration refusal."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import Watch, scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _sample(name: str) -> str:
+    return (SAMPLES / f"{name}.log").read_text()
+
+
+def _finding(name: str, ident: str):
+    return next(f for f in scan(_sample(name)) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        (
+            "vllm_config_invalid_model",
+            "vllm.config_invalid",
+            {"config": "ModelConfig", "error": "Expecting value: line 1 column 1 (char 0)"},
+        ),
+        ("vllm_rope_scaling_invalid", "vllm.rope_scaling_invalid", {"key": "rope_type"}),
+        (
+            "vllm_batched_tokens_below_max_len",
+            "vllm.batched_tokens_below_max_len",
+            {"batched": 8192, "max_len": 9216},
+        ),
+        (
+            "vllm_batched_tokens_below_max_len_pydantic",
+            "vllm.batched_tokens_below_max_len",
+            {"batched": 2048, "max_len": 40960},
+        ),
+        (
+            "vllm_served_model_not_found",
+            "vllm.served_model_not_found",
+            {"model": "Qwen1.5-14B-Chat-GPTQ-Int8"},
+        ),
+        (
+            "vllm_served_model_not_found_client",
+            "vllm.served_model_not_found",
+            {"model": "/dev/shm/glm-4-9b-chat/"},
+        ),
+        ("vllm_tool_parser_not_found", "vllm.parser_not_found", {"kind": "tool call", "parser": "openai"}),
+        (
+            "vllm_reasoning_parser_not_found",
+            "vllm.parser_not_found",
+            {"kind": "Reasoning", "parser": "telechat"},
+        ),
+        (
+            "vllm_quant_shard_marlin",
+            "vllm.quant_shard_not_divisible",
+            {"dim": "input_size_per_partition", "size": 7392, "block": 128},
+        ),
+        # the message wrapped after "divisible by": the block size is read from the next line
+        ("vllm_quant_shard_fp8_block", "vllm.quant_shard_not_divisible", {"size": 64, "block": 128}),
+        ("vllm_torch_compile_failed", "vllm.torch_compile_failed", {"backend": "inductor"}),
+        ("vllm_triton_shared_memory_t4", "vllm.triton_shared_memory", {"required": 81920, "limit": 65536}),
+        ("vllm_lora_rank_too_large", "vllm.lora_rank_too_large", {"rank": 64, "max_rank": 16}),
+        ("vllm_lora_rank_too_large_worker", "vllm.lora_rank_too_large", {"rank": 32, "max_rank": 16}),
+        (
+            "vllm_tokenizer_class_missing_v5",
+            "vllm.tokenizer_class_missing",
+            {"tokenizer": "TokenizersBackend"},
+        ),
+        ("vllm_mm_limit_exceeded", "vllm.mm_limit_exceeded", {"limit": 8, "modality": "image"}),
+        (
+            "vllm_mm_limit_exceeded_legacy",
+            "vllm.mm_limit_exceeded",
+            {"limit": 4, "modality": "image", "count": 10},
+        ),
+        (
+            "vllm_weight_name_mismatch_gemma3",
+            "vllm.weight_name_mismatch",
+            {"name": "language_model", "model_class": "Gemma3ForCausalLM"},
+        ),
+        (
+            "vllm_weight_shape_mismatch_v1",
+            "vllm.weight_shape_mismatch",
+            {"weight": "2048, 10240", "param": "2048, 4096"},
+        ),
+        ("vllm_max_tokens_too_large", "vllm.max_tokens_too_large", {"max_tokens": 32000}),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _finding(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_fix_carries_the_figures():
+    f = _finding("vllm_batched_tokens_below_max_len", "vllm.batched_tokens_below_max_len")
+    assert "--max-num-batched-tokens to 9216" in f.fix and "--max-model-len to 8192" in f.fix
+    g = _finding("vllm_lora_rank_too_large_worker", "vllm.lora_rank_too_large")
+    assert "--max-lora-rank 32" in g.fix
+    h = _finding("vllm_mm_limit_exceeded", "vllm.mm_limit_exceeded")
+    assert "'{\"image\": N}'" in h.fix and "(8)" in h.title
+
+
+def test_a_refused_config_names_its_message_and_yields_to_a_known_cause():
+    """The pydantic refusal alone names the check's message; with a message the table knows, the
+    specific entry is the cause and the generic one follows it."""
+    alone = Watch("spark-1")
+    alone.feed_lines(_sample("vllm_config_invalid_apiserver").splitlines())
+    cause = alone.cause()
+    assert cause is not None and cause.id == "vllm.config_invalid"
+    assert "ModelConfig" in cause.title and "Expecting value" in cause.title
+
+    known = Watch("spark-1")
+    known.feed_lines(_sample("vllm_batched_tokens_below_max_len_pydantic").splitlines())
+    cause = known.cause()
+    assert cause is not None and cause.id == "vllm.batched_tokens_below_max_len"
+    assert [f.id for f in known.ranked()] == ["vllm.batched_tokens_below_max_len", "vllm.config_invalid"]
