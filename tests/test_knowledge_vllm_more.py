@@ -87,6 +87,41 @@ def _finding(name: str, ident: str):
             {"weight": "2048, 10240", "param": "2048, 4096"},
         ),
         ("vllm_max_tokens_too_large", "vllm.max_tokens_too_large", {"max_tokens": 32000}),
+        ("vllm_fp8_unsupported_gpu_arch", "vllm.fp8_unsupported_gpu", {"arch": 89}),
+        (
+            "vllm_kv_cache_dtype_unsupported",
+            "vllm.kv_cache_dtype_unsupported",
+            {"backend": "FlashAttention V1"},
+        ),
+        ("vllm_spec_decode_token_budget", "vllm.spec_decode_token_budget", {"tokens": -1792}),
+        ("vllm_unknown_env_var_v1", "vllm.unknown_env_var", {"name": "VLLM_USE_V1"}),
+        (
+            "vllm_quant_dtype_unsupported_mxfp4",
+            "vllm.quant_dtype_unsupported",
+            {"dtype": "torch.float16", "method": "mxfp4", "supported": "[torch.bfloat16]"},
+        ),
+        (
+            "vllm_cutlass_kernel_missing",
+            "vllm.cutlass_kernel_missing",
+            {"op": "get_cutlass_moe_mm_data", "kernel": "cutlass_scaled_mm", "capability": 120},
+        ),
+        (
+            "vllm_zmq_cannot_assign",
+            "vllm.zmq_bind_failed",
+            {"error": "Cannot assign requested address", "address": "tcp://10.27.91.102:13345"},
+        ),
+        ("vllm_zmq_address_in_use", "vllm.zmq_bind_failed", {"error": "Address already in use"}),
+        ("vllm_invalid_attention_backend", "vllm.invalid_attention_backend", {"device": "cuda"}),
+        (
+            "vllm_mm_placeholder_mismatch_v1",
+            "vllm.mm_placeholder_mismatch",
+            {"items": "25 + 25 + 25", "tokens": 75, "placeholders": 147},
+        ),
+        (
+            "vllm_lora_unsupported_model_yet",
+            "vllm.lora_unsupported_model",
+            {"model_class": "MolmoForCausalLM"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -117,3 +152,21 @@ def test_a_refused_config_names_its_message_and_yields_to_a_known_cause():
     cause = known.cause()
     assert cause is not None and cause.id == "vllm.batched_tokens_below_max_len"
     assert [f.id for f in known.ranked()] == ["vllm.batched_tokens_below_max_len", "vllm.config_invalid"]
+
+
+def test_an_engine_that_died_is_secondary_to_its_cause():
+    """V0's 'Engine loop has died' follows from something said above it: a missing vllm._C is the cause."""
+    w = Watch("spark-2")
+    w.feed_lines(_sample("vllm_extension_missing_qwen").splitlines())
+    cause = w.cause()
+    assert cause is not None and cause.id == "vllm.extension_missing"
+    assert {f.id for f in w.ranked() if f.secondary} == {"vllm.engine_core_died"}
+
+
+def test_an_ignored_environment_variable_is_information_only():
+    """An unknown VLLM_ variable is told (it has no effect) but never stops a launch."""
+    w = Watch("spark-1")
+    w.feed_lines(_sample("vllm_unknown_env_var").splitlines())
+    (f,) = w.ranked()
+    assert f.severity == "info" and w.cause() is None
+    assert f.count == 3 and f.figures["name"] == "VLLM_SERVE_ARGS"  # the latest of the three
