@@ -122,6 +122,17 @@ def _finding(name: str, ident: str):
             "vllm.lora_unsupported_model",
             {"model_class": "MolmoForCausalLM"},
         ),
+        ("vllm_lora_adapter_not_found", "vllm.lora_adapter_not_found", {"name": "table_qc"}),
+        (
+            "vllm_deepgemm_invalid_image_gb10",
+            "vllm.deepgemm_unsupported_gpu",
+            {"code": 200, "error": "CUDA_ERROR_INVALID_IMAGE"},
+        ),
+        (
+            "vllm_deepgemm_sf_transformation",
+            "vllm.deepgemm_unsupported_gpu",
+            {"error": "Unknown SF transformation"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
