@@ -123,6 +123,49 @@ def _finding(name: str, ident: str):
             {"model_class": "MolmoForCausalLM"},
         ),
         ("vllm_lora_adapter_not_found", "vllm.lora_adapter_not_found", {"name": "table_qc"}),
+        ("vllm_kv_cache_memory_negative_spark", "vllm.kv_cache_memory_negative", {"gib": -2.26}),
+        ("vllm_kv_cache_memory_negative_v0", "vllm.kv_cache_memory_negative", {"gib": -1.05}),
+        (
+            "vllm_mamba_block_over_batched_tokens",
+            "vllm.mamba_block_over_batched_tokens",
+            {"block": 2096, "batched": 2048},
+        ),
+        ("vllm_engine_variant_mrv2", "vllm.engine_variant_unsupported", {"feature": "hybrid/mamba models"}),
+        (
+            "vllm_transformers_mismatch_module",
+            "vllm.transformers_mismatch",
+            {"name": "LlamaFlashAttention2", "module": "transformers.models.llama.modeling_llama"},
+        ),
+        (
+            "vllm_transformers_mismatch_backend",
+            "vllm.transformers_mismatch",
+            {"tokenizer": "TokenizersBackend"},
+        ),
+        (
+            "vllm_gguf_architecture_unsupported_minimax",
+            "vllm.gguf_architecture_unsupported",
+            {"arch": "minimax-m2"},
+        ),
+        ("vllm_fastsafetensors_failed", "vllm.fastsafetensors_failed", {"key": "data_offsets"}),
+        ("vllm_shm_broadcast_stall", "vllm.shm_broadcast_stall", {"seconds": 60}),
+        ("vllm_quant_config_missing", "vllm.quant_config_missing", {"method": "awq"}),
+        ("vllm_prompt_too_long_v0_scheduler", "vllm.prompt_too_long", {"length": 36893, "max_len": 1000}),
+        (
+            "vllm_unsupported_architecture_transformers",
+            "vllm.unsupported_architecture",
+            {"architectures": "BertForMaskedLM"},
+        ),
+        (
+            "vllm_custom_all_reduce_failed",
+            "vllm.custom_all_reduce_failed",
+            {"where": "/workspace/csrc/custom_all_reduce.cuh:455", "error": "invalid argument"},
+        ),
+        ("vllm_tool_parser_tokens_missing", "vllm.tool_parser_tokens_missing", {"parser": "Hermes 2 Pro"}),
+        (
+            "vllm_unrecognized_config_class",
+            "vllm.unrecognized_config_class",
+            {"config_class": "LlavaConfig", "auto_class": "AutoModel"},
+        ),
         (
             "vllm_deepgemm_invalid_image_gb10",
             "vllm.deepgemm_unsupported_gpu",
@@ -181,3 +224,10 @@ def test_an_ignored_environment_variable_is_information_only():
     (f,) = w.ranked()
     assert f.severity == "info" and w.cause() is None
     assert f.count == 3 and f.figures["name"] == "VLLM_SERVE_ARGS"  # the latest of the three
+
+
+def test_a_hybrid_models_block_names_the_budget_to_set():
+    f = next(
+        f for f in scan(_sample("vllm_mamba_block_over_batched_tokens")) if f.id.startswith("vllm.mamba")
+    )
+    assert "(2048)" in f.title and "at least 2096" in f.fix
