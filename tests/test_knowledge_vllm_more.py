@@ -176,6 +176,17 @@ def _finding(name: str, ident: str):
             "vllm.deepgemm_unsupported_gpu",
             {"error": "Unknown SF transformation"},
         ),
+        (
+            "vllm_head_size_flash_attn",
+            "vllm.head_size_unsupported",
+            {"head": 288, "backend": "FlashAttention", "supported": "[32, 64, 96, 128, 160, 192, 224, 256]"},
+        ),
+        ("vllm_head_size_v0", "vllm.head_size_unsupported", {"head": 100, "backend": None}),
+        (
+            "vllm_engine_variant_mrv2_spec",
+            "vllm.engine_variant_unsupported",
+            {"feature": "ngram/ngram_gpu speculative decoding"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
