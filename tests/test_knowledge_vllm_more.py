@@ -183,6 +183,22 @@ def _finding(name: str, ident: str):
         ),
         ("vllm_head_size_v0", "vllm.head_size_unsupported", {"head": 100, "backend": None}),
         (
+            "vllm_task_unsupported_embedding",
+            "vllm.task_unsupported",
+            {"task": "embedding", "supported": "{'generate'}"},
+        ),
+        ("vllm_transformers_config_clash_glm", "vllm.transformers_config_clash", {"name": "aimv2"}),
+        (
+            "vllm_model_type_missing_lora_folder",
+            "vllm.model_type_missing",
+            {"model": "/tmp/pycharm_project_351/src/lora_model_QwQ-32B"},
+        ),
+        (
+            "vllm_invalid_choice_quantization_alias",
+            "vllm.invalid_choice",
+            {"option": "--quantization", "choice": "ascend"},
+        ),
+        (
             "vllm_engine_variant_mrv2_spec",
             "vllm.engine_variant_unsupported",
             {"feature": "ngram/ngram_gpu speculative decoding"},
