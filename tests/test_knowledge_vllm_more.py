@@ -1,0 +1,260 @@
+"""The vLLM family's newer failures (0.9 and later wordings, serving-time refusals, weight loading,
+kernels): each real sample names its entry with the figures as values, the specific cause wins over
+the generic configuration refusal."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import Watch, scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _sample(name: str) -> str:
+    return (SAMPLES / f"{name}.log").read_text()
+
+
+def _finding(name: str, ident: str):
+    return next(f for f in scan(_sample(name)) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        (
+            "vllm_config_invalid_model",
+            "vllm.config_invalid",
+            {"config": "ModelConfig", "error": "Expecting value: line 1 column 1 (char 0)"},
+        ),
+        ("vllm_rope_scaling_invalid", "vllm.rope_scaling_invalid", {"key": "rope_type"}),
+        (
+            "vllm_batched_tokens_below_max_len",
+            "vllm.batched_tokens_below_max_len",
+            {"batched": 8192, "max_len": 9216},
+        ),
+        (
+            "vllm_batched_tokens_below_max_len_pydantic",
+            "vllm.batched_tokens_below_max_len",
+            {"batched": 2048, "max_len": 40960},
+        ),
+        (
+            "vllm_served_model_not_found",
+            "vllm.served_model_not_found",
+            {"model": "Qwen1.5-14B-Chat-GPTQ-Int8"},
+        ),
+        (
+            "vllm_served_model_not_found_client",
+            "vllm.served_model_not_found",
+            {"model": "/dev/shm/glm-4-9b-chat/"},
+        ),
+        ("vllm_tool_parser_not_found", "vllm.parser_not_found", {"kind": "tool call", "parser": "openai"}),
+        (
+            "vllm_reasoning_parser_not_found",
+            "vllm.parser_not_found",
+            {"kind": "Reasoning", "parser": "telechat"},
+        ),
+        (
+            "vllm_quant_shard_marlin",
+            "vllm.quant_shard_not_divisible",
+            {"dim": "input_size_per_partition", "size": 7392, "block": 128},
+        ),
+        # the message wrapped after "divisible by": the block size is read from the next line
+        ("vllm_quant_shard_fp8_block", "vllm.quant_shard_not_divisible", {"size": 64, "block": 128}),
+        ("vllm_torch_compile_failed", "vllm.torch_compile_failed", {"backend": "inductor"}),
+        ("vllm_triton_shared_memory_t4", "vllm.triton_shared_memory", {"required": 81920, "limit": 65536}),
+        ("vllm_lora_rank_too_large", "vllm.lora_rank_too_large", {"rank": 64, "max_rank": 16}),
+        ("vllm_lora_rank_too_large_worker", "vllm.lora_rank_too_large", {"rank": 32, "max_rank": 16}),
+        (
+            "vllm_tokenizer_class_missing_v5",
+            "vllm.tokenizer_class_missing",
+            {"tokenizer": "TokenizersBackend"},
+        ),
+        ("vllm_mm_limit_exceeded", "vllm.mm_limit_exceeded", {"limit": 8, "modality": "image"}),
+        (
+            "vllm_mm_limit_exceeded_legacy",
+            "vllm.mm_limit_exceeded",
+            {"limit": 4, "modality": "image", "count": 10},
+        ),
+        (
+            "vllm_weight_name_mismatch_gemma3",
+            "vllm.weight_name_mismatch",
+            {"name": "language_model", "model_class": "Gemma3ForCausalLM"},
+        ),
+        (
+            "vllm_weight_shape_mismatch_v1",
+            "vllm.weight_shape_mismatch",
+            {"weight": "2048, 10240", "param": "2048, 4096"},
+        ),
+        ("vllm_max_tokens_too_large", "vllm.max_tokens_too_large", {"max_tokens": 32000}),
+        ("vllm_fp8_unsupported_gpu_arch", "vllm.fp8_unsupported_gpu", {"arch": 89}),
+        (
+            "vllm_kv_cache_dtype_unsupported",
+            "vllm.kv_cache_dtype_unsupported",
+            {"backend": "FlashAttention V1"},
+        ),
+        ("vllm_spec_decode_token_budget", "vllm.spec_decode_token_budget", {"tokens": -1792}),
+        ("vllm_unknown_env_var_v1", "vllm.unknown_env_var", {"name": "VLLM_USE_V1"}),
+        (
+            "vllm_quant_dtype_unsupported_mxfp4",
+            "vllm.quant_dtype_unsupported",
+            {"dtype": "torch.float16", "method": "mxfp4", "supported": "[torch.bfloat16]"},
+        ),
+        (
+            "vllm_cutlass_kernel_missing",
+            "vllm.cutlass_kernel_missing",
+            {"op": "get_cutlass_moe_mm_data", "kernel": "cutlass_scaled_mm", "capability": 120},
+        ),
+        (
+            "vllm_zmq_cannot_assign",
+            "vllm.zmq_bind_failed",
+            {"error": "Cannot assign requested address", "address": "tcp://10.27.91.102:13345"},
+        ),
+        ("vllm_zmq_address_in_use", "vllm.zmq_bind_failed", {"error": "Address already in use"}),
+        ("vllm_invalid_attention_backend", "vllm.invalid_attention_backend", {"device": "cuda"}),
+        (
+            "vllm_mm_placeholder_mismatch_v1",
+            "vllm.mm_placeholder_mismatch",
+            {"items": "25 + 25 + 25", "tokens": 75, "placeholders": 147},
+        ),
+        (
+            "vllm_lora_unsupported_model_yet",
+            "vllm.lora_unsupported_model",
+            {"model_class": "MolmoForCausalLM"},
+        ),
+        ("vllm_lora_adapter_not_found", "vllm.lora_adapter_not_found", {"name": "table_qc"}),
+        ("vllm_kv_cache_memory_negative_spark", "vllm.kv_cache_memory_negative", {"gib": -2.26}),
+        ("vllm_kv_cache_memory_negative_v0", "vllm.kv_cache_memory_negative", {"gib": -1.05}),
+        (
+            "vllm_mamba_block_over_batched_tokens",
+            "vllm.mamba_block_over_batched_tokens",
+            {"block": 2096, "batched": 2048},
+        ),
+        ("vllm_engine_variant_mrv2", "vllm.engine_variant_unsupported", {"feature": "hybrid/mamba models"}),
+        (
+            "vllm_transformers_mismatch_module",
+            "vllm.transformers_mismatch",
+            {"name": "LlamaFlashAttention2", "module": "transformers.models.llama.modeling_llama"},
+        ),
+        (
+            "vllm_transformers_mismatch_backend",
+            "vllm.transformers_mismatch",
+            {"tokenizer": "TokenizersBackend"},
+        ),
+        (
+            "vllm_gguf_architecture_unsupported_minimax",
+            "vllm.gguf_architecture_unsupported",
+            {"arch": "minimax-m2"},
+        ),
+        ("vllm_fastsafetensors_failed", "vllm.fastsafetensors_failed", {"key": "data_offsets"}),
+        ("vllm_shm_broadcast_stall", "vllm.shm_broadcast_stall", {"seconds": 60}),
+        ("vllm_quant_config_missing", "vllm.quant_config_missing", {"method": "awq"}),
+        ("vllm_prompt_too_long_v0_scheduler", "vllm.prompt_too_long", {"length": 36893, "max_len": 1000}),
+        (
+            "vllm_unsupported_architecture_transformers",
+            "vllm.unsupported_architecture",
+            {"architectures": "BertForMaskedLM"},
+        ),
+        (
+            "vllm_custom_all_reduce_failed",
+            "vllm.custom_all_reduce_failed",
+            {"where": "/workspace/csrc/custom_all_reduce.cuh:455", "error": "invalid argument"},
+        ),
+        ("vllm_tool_parser_tokens_missing", "vllm.tool_parser_tokens_missing", {"parser": "Hermes 2 Pro"}),
+        (
+            "vllm_unrecognized_config_class",
+            "vllm.unrecognized_config_class",
+            {"config_class": "LlavaConfig", "auto_class": "AutoModel"},
+        ),
+        (
+            "vllm_deepgemm_invalid_image_gb10",
+            "vllm.deepgemm_unsupported_gpu",
+            {"code": 200, "error": "CUDA_ERROR_INVALID_IMAGE"},
+        ),
+        (
+            "vllm_deepgemm_sf_transformation",
+            "vllm.deepgemm_unsupported_gpu",
+            {"error": "Unknown SF transformation"},
+        ),
+        (
+            "vllm_head_size_flash_attn",
+            "vllm.head_size_unsupported",
+            {"head": 288, "backend": "FlashAttention", "supported": "[32, 64, 96, 128, 160, 192, 224, 256]"},
+        ),
+        ("vllm_head_size_v0", "vllm.head_size_unsupported", {"head": 100, "backend": None}),
+        (
+            "vllm_task_unsupported_embedding",
+            "vllm.task_unsupported",
+            {"task": "embedding", "supported": "{'generate'}"},
+        ),
+        ("vllm_transformers_config_clash_glm", "vllm.transformers_config_clash", {"name": "aimv2"}),
+        (
+            "vllm_model_type_missing_lora_folder",
+            "vllm.model_type_missing",
+            {"model": "/tmp/pycharm_project_351/src/lora_model_QwQ-32B"},
+        ),
+        (
+            "vllm_invalid_choice_quantization_alias",
+            "vllm.invalid_choice",
+            {"option": "--quantization", "choice": "ascend"},
+        ),
+        (
+            "vllm_engine_variant_mrv2_spec",
+            "vllm.engine_variant_unsupported",
+            {"feature": "ngram/ngram_gpu speculative decoding"},
+        ),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _finding(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_fix_carries_the_figures():
+    f = _finding("vllm_batched_tokens_below_max_len", "vllm.batched_tokens_below_max_len")
+    assert "--max-num-batched-tokens to 9216" in f.fix and "--max-model-len to 8192" in f.fix
+    g = _finding("vllm_lora_rank_too_large_worker", "vllm.lora_rank_too_large")
+    assert "--max-lora-rank 32" in g.fix
+    h = _finding("vllm_mm_limit_exceeded", "vllm.mm_limit_exceeded")
+    assert "'{\"image\": N}'" in h.fix and "(8)" in h.title
+
+
+def test_a_refused_config_names_its_message_and_yields_to_a_known_cause():
+    """The pydantic refusal alone names the check's message; with a message the table knows, the
+    specific entry is the cause and the generic one follows it."""
+    alone = Watch("spark-1")
+    alone.feed_lines(_sample("vllm_config_invalid_apiserver").splitlines())
+    cause = alone.cause()
+    assert cause is not None and cause.id == "vllm.config_invalid"
+    assert "ModelConfig" in cause.title and "Expecting value" in cause.title
+
+    known = Watch("spark-1")
+    known.feed_lines(_sample("vllm_batched_tokens_below_max_len_pydantic").splitlines())
+    cause = known.cause()
+    assert cause is not None and cause.id == "vllm.batched_tokens_below_max_len"
+    assert [f.id for f in known.ranked()] == ["vllm.batched_tokens_below_max_len", "vllm.config_invalid"]
+
+
+def test_an_engine_that_died_is_secondary_to_its_cause():
+    """V0's 'Engine loop has died' follows from something said above it: a missing vllm._C is the cause."""
+    w = Watch("spark-2")
+    w.feed_lines(_sample("vllm_extension_missing_qwen").splitlines())
+    cause = w.cause()
+    assert cause is not None and cause.id == "vllm.extension_missing"
+    assert {f.id for f in w.ranked() if f.secondary} == {"vllm.engine_core_died"}
+
+
+def test_an_ignored_environment_variable_is_information_only():
+    """An unknown VLLM_ variable is told (it has no effect) but never stops a launch."""
+    w = Watch("spark-1")
+    w.feed_lines(_sample("vllm_unknown_env_var").splitlines())
+    (f,) = w.ranked()
+    assert f.severity == "info" and w.cause() is None
+    assert f.count == 3 and f.figures["name"] == "VLLM_SERVE_ARGS"  # the latest of the three
+
+
+def test_a_hybrid_models_block_names_the_budget_to_set():
+    f = next(
+        f for f in scan(_sample("vllm_mamba_block_over_batched_tokens")) if f.id.startswith("vllm.mamba")
+    )
+    assert "(2048)" in f.title and "at least 2096" in f.fix
