@@ -1,0 +1,182 @@
+"""The second round of NCCL, torch.distributed, Ray and link entries from real threads: their
+figures come out as values, what follows from a cause ranks after it, each version's wording names
+the same entry, and look-alike healthy lines stay unnamed."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _found(name: str, ident: str):
+    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        ("nccl_invalid_argument_config", "nccl.invalid_argument", {"nccl_version": "2.14.3"}),
+        ("nccl_gdr_disabled_peermem", "nccl.gdr_disabled", {"hca": 0, "device": "mlx5_0"}),
+        (
+            "nccl_poll_connect_no_route",
+            "nccl.connect_failed",
+            {"address": "10.0.0.4<56849>", "error": "113(No route to host)"},
+        ),
+        (
+            "nccl_poll_connect_retry_address",
+            "nccl.connect_retrying",
+            {"address": "10.29.224.148<52333>", "error": "Connection refused", "max_attempts": 34},
+        ),
+        (
+            "nccl_poll_connect_retry_no_route",
+            "nccl.connect_retrying",
+            {"error": "No route to host", "address": None},
+        ),
+        ("nccl_bootstrap_rank_twice", "nccl.rank_checked_in_twice", {"rank": 1, "nranks": 8}),
+        (
+            "torch_collective_mismatch_shape",
+            "torch.collective_mismatch",
+            {"rank": 1, "collective": "ALLREDUCE", "other": 0},
+        ),
+        ("nccl_mismatched_collective_legacy", "torch.collective_mismatch", {"rank": 39}),
+        ("torch_env_rendezvous_master_addr", "torch.env_rendezvous_unset", {"variable": "MASTER_ADDR"}),
+        ("torch_env_rendezvous_rank", "torch.env_rendezvous_unset", {"variable": "RANK"}),
+        ("torch_elastic_child_failed_exit1", "torch.elastic_child_failed", {"rank": 0, "exit_code": 1}),
+        ("torch_elastic_child_failed_sigkill", "torch.elastic_child_failed", {"rank": 0, "exit_code": -9}),
+        ("torch_elastic_failed_exitcode", "torch.elastic_child_failed", {"exit_code": -9, "local_rank": 0}),
+        (
+            "torch_elastic_sighup",
+            "torch.elastic_signal",
+            {"signal": 1, "signal_name": "SIGHUP", "pid": 2920830},
+        ),
+        (
+            "torch_elastic_death_signal_agent",
+            "torch.elastic_signal",
+            {"signal": 15, "signal_name": "SIGTERM"},
+        ),
+        ("torch_rendezvous_store_failed", "torch.rendezvous_timeout", {"timeout": "60000 ms", "host": None}),
+        (
+            "torch_store_recv_reset",
+            "torch.store_connection_lost",
+            {"remote": "[::ffff:0.0.0.0]:12201", "error": "Connection reset by peer"},
+        ),
+        (
+            "torch_store_client_retrying",
+            "torch.store_connection_lost",
+            {"remote": "100.64.0.1:59782", "tries": 6, "timeout_ms": 1800000},
+        ),
+        (
+            "ray_runtime_env_raylet",
+            "ray.runtime_env_failed",
+            {"error": "not enough values to unpack (expected 2, got 1)"},
+        ),
+        (
+            "ray_owner_died",
+            "ray.owner_died",
+            {"object_id": "00ffffffffffffffffffffffffffffffffffffff1300000001e1f505"},
+        ),
+        ("ray_actor_owner_died", "ray.actor_died", {"address": "172.21.160.9"}),
+        ("link_ibstat_port_disabled", "link.ib_port_not_active", {"phys_state": "Disabled"}),
+        ("link_ibstat_port_polling", "link.ib_port_not_active", {"phys_state": "Polling"}),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _found(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_texts_carry_the_figures():
+    child = _found("torch_elastic_child_failed_sigkill", "torch.elastic_child_failed")
+    assert child.title == "a worker process of torchrun failed (rank 0, exit code -9)"
+    signal = _found("torch_elastic_sigterm", "torch.elastic_signal")
+    assert signal.title == "torchrun was stopped by signal 15 (SIGTERM)"
+    unset = _found("torch_env_rendezvous_master_addr", "torch.env_rendezvous_unset")
+    assert "needs MASTER_ADDR" in unset.title and "master_port" in unset.fix
+    timeout = _found("torch_rendezvous_store_failed", "torch.rendezvous_timeout")
+    assert timeout.title == "no connection to the rendezvous within 60000 ms"
+    retrying = _found("nccl_poll_connect_retry_address", "nccl.connect_retrying")
+    assert (
+        retrying.title
+        == "NCCL keeps retrying a connection to a peer at 10.29.224.148<52333> (Connection refused)"
+    )
+    port = _found("link_ibstat_port_disabled", "link.ib_port_not_active")
+    assert port.title == "an RDMA port has no link (physical state Disabled)"
+
+
+@pytest.mark.parametrize(
+    "name, cause, follows",
+    [
+        # torchrun's report follows the child's own error
+        ("torch_elastic_failed_exitcode", None, "torch.elastic_child_failed"),
+        # NCCL's own WARN line names the argument; the 'invalid argument' summary follows from it
+        ("nccl_invalid_argument_legacy", "nccl.libibverbs_missing", "nccl.invalid_argument"),
+    ],
+)
+def test_what_follows_from_a_cause_is_secondary(name, cause, follows):
+    found = scan((SAMPLES / f"{name}.log").read_text())
+    ranked = [f.id for f in found]
+    assert next(f for f in found if f.id == follows).secondary
+    if cause:
+        assert ranked.index(cause) < ranked.index(follows)
+
+
+@pytest.mark.parametrize(
+    "line, ident",
+    [
+        # one kind, the wordings of several NCCL versions
+        (
+            "x:1:2 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+            "nccl.connect_retrying",
+        ),
+        (
+            "x:1:2 [1] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned Connection refused, "
+            "exceeded error retry count (35)",
+            "nccl.connect_failed",
+        ),
+        (
+            "tpgds-aihub0003:2387398:2387398 [3] os/linux.cc:200 NCCL WARN ncclOsSocketPollConnect: connect to "
+            "10.82.101.249<37857> returned Connection refused, exceeded error retry count after 35 attempts",
+            "nccl.connect_failed",
+        ),
+        ("  what():  NCCL Error 4: invalid argument", "nccl.invalid_argument"),
+        # Ray 0.8-1.x and 2.x: the raylet of the node is gone
+        (
+            "ray.exceptions.RayletError: The Raylet died with this message: [RayletClient] Raylet connection closed.",
+            "ray.raylet_terminated",
+        ),
+    ],
+)
+def test_each_versions_wording_names_the_same_entry(line, ident):
+    assert ident in [f.id for f in scan(line)]
+
+
+def test_the_newest_ncclos_wording_carries_the_peer():
+    line = (
+        "[2026-02-25 16:41:56] tpgds-aihub0003:2387398:2387398 [3] os/linux.cc:200 NCCL WARN ncclOsSocketPollConnect: "
+        "connect to 10.82.101.249<37857> returned Connection refused, exceeded error retry count after 35 attempts"
+    )
+    found = next(f for f in scan(line) if f.id == "nccl.connect_failed")
+    assert found.figures == {"address": "10.82.101.249<37857>", "error": "Connection refused"}
+
+
+# Real lines from the threads cited in tests/data/failures and tests/data/not_recognised: no failure.
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ibstat of a port that is up
+        "                Physical state: LinkUp",
+        "                State: Active",
+        # NCCL with GPUDirect RDMA working
+        "NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_1'",
+        # torchrun's agent sending its own workers SIGTERM after a child failed: the child's failure is the news
+        "W0516 10:49:23.951000 10143 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 10208 "
+        "closing signal SIGTERM",
+        # Ray's client reconnecting normally
+        "2025-03-21 13:14:00,413\tDEBUG worker.py:226 -- Couldn't connect channel in 5 seconds, retrying",
+    ],
+)
+def test_look_alike_healthy_lines_stay_unnamed(line):
+    assert scan(line) == []
