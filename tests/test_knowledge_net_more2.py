@@ -78,7 +78,13 @@ def _found(name: str, ident: str):
             "ray.owner_died",
             {"object_id": "00ffffffffffffffffffffffffffffffffffffff1300000001e1f505"},
         ),
-        ("ray_actor_owner_died", "ray.actor_died", {"address": "172.21.160.9"}),
+        ("ray_actor_owner_died", "ray.actor_died", {"owner_address": "172.21.160.9", "address": None}),
+        ("ray_actor_creation_task_failed", "ray.actor_died", {"address": "127.0.0.1", "owner_address": None}),
+        (
+            "ray_deserialize_failed",
+            "ray.deserialize_failed",
+            {"object_id": "86460fb9629b4b8effffffffffffffffffffffff0100000010000000"},
+        ),
         ("link_ibstat_port_disabled", "link.ib_port_not_active", {"phys_state": "Disabled"}),
         ("link_ibstat_port_polling", "link.ib_port_not_active", {"phys_state": "Polling"}),
     ],
@@ -180,3 +186,10 @@ def test_the_newest_ncclos_wording_carries_the_peer():
 )
 def test_look_alike_healthy_lines_stay_unnamed(line):
     assert scan(line) == []
+
+
+def test_an_actor_that_failed_in_its_constructor_names_its_node_not_an_owner():
+    died = _found("ray_actor_creation_task_serve", "ray.actor_died")
+    assert died.title == "a Ray worker (actor) died on 192.128.15.91" and died.secondary
+    owner = _found("ray_actor_owner_died", "ray.actor_died")
+    assert owner.title == "a Ray worker (actor) died (its owner at 172.21.160.9 died first)"
