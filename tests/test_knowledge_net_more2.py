@@ -87,6 +87,9 @@ def _found(name: str, ident: str):
         ),
         ("link_ibstat_port_disabled", "link.ib_port_not_active", {"phys_state": "Disabled"}),
         ("link_ibstat_port_polling", "link.ib_port_not_active", {"phys_state": "Polling"}),
+        ("link_module_high_temperature", "link.module_event", {"module": 0, "error": "High Temperature"}),
+        ("link_pcie_power_insufficient", "link.pcie_power_insufficient", {"watts": 27}),
+        ("ray_worker_start_timeout_dead", "ray.worker_start_timeout", {"state": "dead"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -175,6 +178,9 @@ def test_the_newest_ncclos_wording_carries_the_peer():
         # ibstat of a port that is up
         "                Physical state: LinkUp",
         "                State: Active",
+        # a ConnectX card at boot: a module plugged in, the slot's power sufficient
+        "[   11.097374] mlx5_core 0004:01:00.0: Port module event: module 0, Cable plugged",
+        "[   11.097626] mlx5_core 0004:01:00.0: mlx5_pcie_event:294:(pid 542): PCIe slot advertised sufficient power (75W).",
         # NCCL with GPUDirect RDMA working
         "NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_1'",
         # torchrun's agent sending its own workers SIGTERM after a child failed: the child's failure is the news
@@ -193,3 +199,8 @@ def test_an_actor_that_failed_in_its_constructor_names_its_node_not_an_owner():
     assert died.title == "a Ray worker (actor) died on 192.128.15.91" and died.secondary
     owner = _found("ray_actor_owner_died", "ray.actor_died")
     assert owner.title == "a Ray worker (actor) died (its owner at 172.21.160.9 died first)"
+
+
+def test_one_finding_for_a_raylet_that_keeps_restarting_workers():
+    found = scan((SAMPLES / "ray_worker_start_timeout_dead.log").read_text())
+    assert [(f.id, f.count) for f in found] == [("ray.worker_start_timeout", 3)]
