@@ -90,6 +90,7 @@ def _found(name: str, ident: str):
         ("link_module_high_temperature", "link.module_event", {"module": 0, "error": "High Temperature"}),
         ("link_pcie_power_insufficient", "link.pcie_power_insufficient", {"watts": 27}),
         ("ray_worker_start_timeout_dead", "ray.worker_start_timeout", {"state": "dead"}),
+        ("ray_port_in_use_dashboard_bind", "ray.port_in_use", {"host": "0.0.0.0", "port": 8265}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -204,3 +205,17 @@ def test_an_actor_that_failed_in_its_constructor_names_its_node_not_an_owner():
 def test_one_finding_for_a_raylet_that_keeps_restarting_workers():
     found = scan((SAMPLES / "ray_worker_start_timeout_dead.log").read_text())
     assert [(f.id, f.count) for f in found] == [("ray.worker_start_timeout", 3)]
+
+
+def test_a_ray_port_taken_reads_the_grpc_servers_address():
+    taken = next(
+        f
+        for f in scan(
+            "E0217 18:17:22.955681883  561428 chttp2_server.cc:1063]                UNKNOWN:No address added out of total 1 resolved for '0.0.0.0:10002'"
+        )
+        if f.id == "ray.port_in_use"
+    )
+    assert (
+        taken.figures == {"address": "0.0.0.0:10002"}
+        and taken.title == "a Ray process found its port taken (0.0.0.0:10002)"
+    )
