@@ -90,6 +90,9 @@ def _found(name: str, ident: str):
         ("link_module_high_temperature", "link.module_event", {"module": 0, "error": "High Temperature"}),
         ("link_pcie_power_insufficient", "link.pcie_power_insufficient", {"watts": 27}),
         ("ray_worker_start_timeout_dead", "ray.worker_start_timeout", {"state": "dead"}),
+        ("torch_gloo_timeout_send", "torch.gloo_timeout", {"timeout_ms": 1800000, "op": "send"}),
+        ("torch_gloo_no_address_spark", "torch.gloo_no_address", {"name": "eth0"}),
+        ("torch_gloo_no_address_split", "torch.gloo_no_address", {"name": "^lo"}),
         ("ray_port_in_use_dashboard_bind", "ray.port_in_use", {"host": "0.0.0.0", "port": 8265}),
     ],
 )
@@ -219,3 +222,9 @@ def test_a_ray_port_taken_reads_the_grpc_servers_address():
         taken.figures == {"address": "0.0.0.0:10002"}
         and taken.title == "a Ray process found its port taken (0.0.0.0:10002)"
     )
+
+
+def test_gloos_interface_error_ranks_before_the_engine_it_killed():
+    found = scan((SAMPLES / "torch_gloo_no_address_split.log").read_text())
+    ranked = [f.id for f in found]
+    assert ranked.index("torch.gloo_no_address") < ranked.index("vllm.engine_core_died")
