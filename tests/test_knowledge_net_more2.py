@@ -155,6 +155,16 @@ def test_what_follows_from_a_cause_is_secondary(name, cause, follows):
             "nccl.connect_failed",
         ),
         ("  what():  NCCL Error 4: invalid argument", "nccl.invalid_argument"),
+        # vLLM's and SGLang's pynccl: the NCCL result's text without a version
+        ("RuntimeError: NCCL error: remote process exited or there was a network error", "nccl.remote_error"),
+        (
+            "[rank0]: RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)",
+            "nccl.invalid_usage",
+        ),
+        (
+            "RuntimeError: NCCL error: internal error - please report this issue to the NCCL developers",
+            "nccl.internal_error",
+        ),
         # Ray 0.8-1.x and 2.x: the raylet of the node is gone
         (
             "ray.exceptions.RayletError: The Raylet died with this message: [RayletClient] Raylet connection closed.",
