@@ -90,6 +90,8 @@ def _found(name: str, ident: str):
         ("link_module_high_temperature", "link.module_event", {"module": 0, "error": "High Temperature"}),
         ("link_pcie_power_insufficient", "link.pcie_power_insufficient", {"watts": 27}),
         ("ray_worker_start_timeout_dead", "ray.worker_start_timeout", {"state": "dead"}),
+        ("torch_client_socket_any_address", "torch.rendezvous_timeout", {"host": "05", "port": 40323}),
+        ("ray_redis_connection_raylet_legacy", "ray.gcs_unreachable", {"address": "head ip:39902"}),
         ("torch_gloo_timeout_send", "torch.gloo_timeout", {"timeout_ms": 1800000, "op": "send"}),
         ("torch_gloo_no_address_spark", "torch.gloo_no_address", {"name": "eth0"}),
         ("torch_gloo_no_address_split", "torch.gloo_no_address", {"name": "^lo"}),
@@ -238,3 +240,8 @@ def test_gloos_interface_error_ranks_before_the_engine_it_killed():
     found = scan((SAMPLES / "torch_gloo_no_address_split.log").read_text())
     ranked = [f.id for f in found]
     assert ranked.index("torch.gloo_no_address") < ranked.index("vllm.engine_core_died")
+
+
+def test_a_gcs_without_an_address_reads_without_a_placeholder():
+    legacy = _found("ray_redis_unreachable_legacy", "ray.gcs_unreachable")
+    assert legacy.title == "Ray cannot reach the head's GCS" and "?" not in legacy.fix
