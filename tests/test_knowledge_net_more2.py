@@ -87,6 +87,7 @@ def _found(name: str, ident: str):
         ),
         ("link_ibstat_port_disabled", "link.ib_port_not_active", {"phys_state": "Disabled"}),
         ("link_ibstat_port_polling", "link.ib_port_not_active", {"phys_state": "Polling"}),
+        ("link_ibv_devinfo_port_down", "link.ib_port_not_active", {"state": "PORT_DOWN"}),
         ("link_module_high_temperature", "link.module_event", {"module": 0, "error": "High Temperature"}),
         ("link_pcie_power_insufficient", "link.pcie_power_insufficient", {"watts": 27}),
         ("ray_worker_start_timeout_dead", "ray.worker_start_timeout", {"state": "dead"}),
@@ -194,6 +195,8 @@ def test_the_newest_ncclos_wording_carries_the_peer():
         # ibstat of a port that is up
         "                Physical state: LinkUp",
         "                State: Active",
+        # ibv_devinfo of a port that is up
+        "                        state:                  PORT_ACTIVE (4)",
         # a ConnectX card at boot: a module plugged in, the slot's power sufficient
         "[   11.097374] mlx5_core 0004:01:00.0: Port module event: module 0, Cable plugged",
         "[   11.097626] mlx5_core 0004:01:00.0: mlx5_pcie_event:294:(pid 542): PCIe slot advertised sufficient power (75W).",
