@@ -248,3 +248,9 @@ def test_gloos_interface_error_ranks_before_the_engine_it_killed():
 def test_a_gcs_without_an_address_reads_without_a_placeholder():
     legacy = _found("ray_redis_unreachable_legacy", "ray.gcs_unreachable")
     assert legacy.title == "Ray cannot reach the head's GCS" and "?" not in legacy.fix
+
+
+def test_a_device_nccl_cannot_open_is_named_once_not_as_a_resource_refusal():
+    found = scan((SAMPLES / "nccl_ib_device_open_failed.log").read_text())
+    assert [f.id for f in found] == ["nccl.ib_device_open_failed"]
+    assert found[0].figures["device"] in {"mlx5_58", "mlx5_59"}
