@@ -1,0 +1,256 @@
+"""The second round of NCCL, torch.distributed, Ray and link entries from real threads: their
+figures come out as values, what follows from a cause ranks after it, each version's wording names
+the same entry, and look-alike healthy lines stay unnamed."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _found(name: str, ident: str):
+    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        ("nccl_invalid_argument_config", "nccl.invalid_argument", {"nccl_version": "2.14.3"}),
+        ("nccl_gdr_disabled_peermem", "nccl.gdr_disabled", {"hca": 0, "device": "mlx5_0"}),
+        (
+            "nccl_poll_connect_no_route",
+            "nccl.connect_failed",
+            {"address": "10.0.0.4<56849>", "error": "113(No route to host)"},
+        ),
+        (
+            "nccl_poll_connect_retry_address",
+            "nccl.connect_retrying",
+            {"address": "10.29.224.148<52333>", "error": "Connection refused", "max_attempts": 34},
+        ),
+        (
+            "nccl_poll_connect_retry_no_route",
+            "nccl.connect_retrying",
+            {"error": "No route to host", "address": None},
+        ),
+        ("nccl_bootstrap_rank_twice", "nccl.rank_checked_in_twice", {"rank": 1, "nranks": 8}),
+        (
+            "torch_collective_mismatch_shape",
+            "torch.collective_mismatch",
+            {"rank": 1, "collective": "ALLREDUCE", "other": 0},
+        ),
+        ("nccl_mismatched_collective_legacy", "torch.collective_mismatch", {"rank": 39}),
+        ("torch_env_rendezvous_master_addr", "torch.env_rendezvous_unset", {"variable": "MASTER_ADDR"}),
+        ("torch_env_rendezvous_rank", "torch.env_rendezvous_unset", {"variable": "RANK"}),
+        ("torch_elastic_child_failed_exit1", "torch.elastic_child_failed", {"rank": 0, "exit_code": 1}),
+        ("torch_elastic_child_failed_sigkill", "torch.elastic_child_failed", {"rank": 0, "exit_code": -9}),
+        ("torch_elastic_failed_exitcode", "torch.elastic_child_failed", {"exit_code": -9, "local_rank": 0}),
+        (
+            "torch_elastic_sighup",
+            "torch.elastic_signal",
+            {"signal": 1, "signal_name": "SIGHUP", "pid": 2920830},
+        ),
+        (
+            "torch_elastic_death_signal_agent",
+            "torch.elastic_signal",
+            {"signal": 15, "signal_name": "SIGTERM"},
+        ),
+        ("torch_rendezvous_store_failed", "torch.rendezvous_timeout", {"timeout": "60000 ms", "host": None}),
+        (
+            "torch_store_recv_reset",
+            "torch.store_connection_lost",
+            {"remote": "[::ffff:0.0.0.0]:12201", "error": "Connection reset by peer"},
+        ),
+        (
+            "torch_store_client_retrying",
+            "torch.store_connection_lost",
+            {"remote": "100.64.0.1:59782", "tries": 6, "timeout_ms": 1800000},
+        ),
+        (
+            "ray_runtime_env_raylet",
+            "ray.runtime_env_failed",
+            {"error": "not enough values to unpack (expected 2, got 1)"},
+        ),
+        (
+            "ray_owner_died",
+            "ray.owner_died",
+            {"object_id": "00ffffffffffffffffffffffffffffffffffffff1300000001e1f505"},
+        ),
+        ("ray_actor_owner_died", "ray.actor_died", {"owner_address": "172.21.160.9", "address": None}),
+        ("ray_actor_creation_task_failed", "ray.actor_died", {"address": "127.0.0.1", "owner_address": None}),
+        (
+            "ray_deserialize_failed",
+            "ray.deserialize_failed",
+            {"object_id": "86460fb9629b4b8effffffffffffffffffffffff0100000010000000"},
+        ),
+        ("link_ibstat_port_disabled", "link.ib_port_not_active", {"phys_state": "Disabled"}),
+        ("link_ibstat_port_polling", "link.ib_port_not_active", {"phys_state": "Polling"}),
+        ("link_ibv_devinfo_port_down", "link.ib_port_not_active", {"state": "PORT_DOWN"}),
+        ("link_module_high_temperature", "link.module_event", {"module": 0, "error": "High Temperature"}),
+        ("link_pcie_power_insufficient", "link.pcie_power_insufficient", {"watts": 27}),
+        ("ray_worker_start_timeout_dead", "ray.worker_start_timeout", {"state": "dead"}),
+        ("torch_client_socket_any_address", "torch.rendezvous_timeout", {"host": "05", "port": 40323}),
+        ("ray_redis_connection_raylet_legacy", "ray.gcs_unreachable", {"address": "head ip:39902"}),
+        ("torch_gloo_timeout_send", "torch.gloo_timeout", {"timeout_ms": 1800000, "op": "send"}),
+        ("torch_gloo_no_address_spark", "torch.gloo_no_address", {"name": "eth0"}),
+        ("torch_gloo_no_address_split", "torch.gloo_no_address", {"name": "^lo"}),
+        ("ray_port_in_use_dashboard_bind", "ray.port_in_use", {"host": "0.0.0.0", "port": 8265}),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _found(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_texts_carry_the_figures():
+    child = _found("torch_elastic_child_failed_sigkill", "torch.elastic_child_failed")
+    assert child.title == "a worker process of torchrun failed (rank 0, exit code -9)"
+    signal = _found("torch_elastic_sigterm", "torch.elastic_signal")
+    assert signal.title == "torchrun was stopped by signal 15 (SIGTERM)"
+    unset = _found("torch_env_rendezvous_master_addr", "torch.env_rendezvous_unset")
+    assert "needs MASTER_ADDR" in unset.title and "master_port" in unset.fix
+    timeout = _found("torch_rendezvous_store_failed", "torch.rendezvous_timeout")
+    assert timeout.title == "no connection to the rendezvous within 60000 ms"
+    retrying = _found("nccl_poll_connect_retry_address", "nccl.connect_retrying")
+    assert (
+        retrying.title
+        == "NCCL keeps retrying a connection to a peer at 10.29.224.148<52333> (Connection refused)"
+    )
+    port = _found("link_ibstat_port_disabled", "link.ib_port_not_active")
+    assert port.title == "an RDMA port has no link (physical state Disabled)"
+
+
+@pytest.mark.parametrize(
+    "name, cause, follows",
+    [
+        # torchrun's report follows the child's own error
+        ("torch_elastic_failed_exitcode", None, "torch.elastic_child_failed"),
+        # NCCL's own WARN line names the argument; the 'invalid argument' summary follows from it
+        ("nccl_invalid_argument_legacy", "nccl.libibverbs_missing", "nccl.invalid_argument"),
+    ],
+)
+def test_what_follows_from_a_cause_is_secondary(name, cause, follows):
+    found = scan((SAMPLES / f"{name}.log").read_text())
+    ranked = [f.id for f in found]
+    assert next(f for f in found if f.id == follows).secondary
+    if cause:
+        assert ranked.index(cause) < ranked.index(follows)
+
+
+@pytest.mark.parametrize(
+    "line, ident",
+    [
+        # one kind, the wordings of several NCCL versions
+        (
+            "x:1:2 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+            "nccl.connect_retrying",
+        ),
+        (
+            "x:1:2 [1] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned Connection refused, "
+            "exceeded error retry count (35)",
+            "nccl.connect_failed",
+        ),
+        (
+            "tpgds-aihub0003:2387398:2387398 [3] os/linux.cc:200 NCCL WARN ncclOsSocketPollConnect: connect to "
+            "10.82.101.249<37857> returned Connection refused, exceeded error retry count after 35 attempts",
+            "nccl.connect_failed",
+        ),
+        ("  what():  NCCL Error 4: invalid argument", "nccl.invalid_argument"),
+        # vLLM's and SGLang's pynccl: the NCCL result's text without a version
+        ("RuntimeError: NCCL error: remote process exited or there was a network error", "nccl.remote_error"),
+        (
+            "[rank0]: RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)",
+            "nccl.invalid_usage",
+        ),
+        (
+            "RuntimeError: NCCL error: internal error - please report this issue to the NCCL developers",
+            "nccl.internal_error",
+        ),
+        # Ray 0.8-1.x and 2.x: the raylet of the node is gone
+        (
+            "ray.exceptions.RayletError: The Raylet died with this message: [RayletClient] Raylet connection closed.",
+            "ray.raylet_terminated",
+        ),
+    ],
+)
+def test_each_versions_wording_names_the_same_entry(line, ident):
+    assert ident in [f.id for f in scan(line)]
+
+
+def test_the_newest_ncclos_wording_carries_the_peer():
+    line = (
+        "[2026-02-25 16:41:56] tpgds-aihub0003:2387398:2387398 [3] os/linux.cc:200 NCCL WARN ncclOsSocketPollConnect: "
+        "connect to 10.82.101.249<37857> returned Connection refused, exceeded error retry count after 35 attempts"
+    )
+    found = next(f for f in scan(line) if f.id == "nccl.connect_failed")
+    assert found.figures == {"address": "10.82.101.249<37857>", "error": "Connection refused"}
+
+
+# Real lines from the threads cited in tests/data/failures and tests/data/not_recognised: no failure.
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ibstat of a port that is up
+        "                Physical state: LinkUp",
+        "                State: Active",
+        # ibv_devinfo of a port that is up
+        "                        state:                  PORT_ACTIVE (4)",
+        # a ConnectX card at boot: a module plugged in, the slot's power sufficient
+        "[   11.097374] mlx5_core 0004:01:00.0: Port module event: module 0, Cable plugged",
+        "[   11.097626] mlx5_core 0004:01:00.0: mlx5_pcie_event:294:(pid 542): PCIe slot advertised sufficient power (75W).",
+        # NCCL with GPUDirect RDMA working
+        "NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_1'",
+        # torchrun's agent sending its own workers SIGTERM after a child failed: the child's failure is the news
+        "W0516 10:49:23.951000 10143 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 10208 "
+        "closing signal SIGTERM",
+        # Ray's client reconnecting normally
+        "2025-03-21 13:14:00,413\tDEBUG worker.py:226 -- Couldn't connect channel in 5 seconds, retrying",
+    ],
+)
+def test_look_alike_healthy_lines_stay_unnamed(line):
+    assert scan(line) == []
+
+
+def test_an_actor_that_failed_in_its_constructor_names_its_node_not_an_owner():
+    died = _found("ray_actor_creation_task_serve", "ray.actor_died")
+    assert died.title == "a Ray worker (actor) died on 192.128.15.91" and died.secondary
+    owner = _found("ray_actor_owner_died", "ray.actor_died")
+    assert owner.title == "a Ray worker (actor) died (its owner at 172.21.160.9 died first)"
+
+
+def test_one_finding_for_a_raylet_that_keeps_restarting_workers():
+    found = scan((SAMPLES / "ray_worker_start_timeout_dead.log").read_text())
+    assert [(f.id, f.count) for f in found] == [("ray.worker_start_timeout", 3)]
+
+
+def test_a_ray_port_taken_reads_the_grpc_servers_address():
+    taken = next(
+        f
+        for f in scan(
+            "E0217 18:17:22.955681883  561428 chttp2_server.cc:1063]                UNKNOWN:No address added out of total 1 resolved for '0.0.0.0:10002'"
+        )
+        if f.id == "ray.port_in_use"
+    )
+    assert (
+        taken.figures == {"address": "0.0.0.0:10002"}
+        and taken.title == "a Ray process found its port taken (0.0.0.0:10002)"
+    )
+
+
+def test_gloos_interface_error_ranks_before_the_engine_it_killed():
+    found = scan((SAMPLES / "torch_gloo_no_address_split.log").read_text())
+    ranked = [f.id for f in found]
+    assert ranked.index("torch.gloo_no_address") < ranked.index("vllm.engine_core_died")
+
+
+def test_a_gcs_without_an_address_reads_without_a_placeholder():
+    legacy = _found("ray_redis_unreachable_legacy", "ray.gcs_unreachable")
+    assert legacy.title == "Ray cannot reach the head's GCS" and "?" not in legacy.fix
+
+
+def test_a_device_nccl_cannot_open_is_named_once_not_as_a_resource_refusal():
+    found = scan((SAMPLES / "nccl_ib_device_open_failed.log").read_text())
+    assert [f.id for f in found] == ["nccl.ib_device_open_failed"]
+    assert found[0].figures["device"] in {"mlx5_58", "mlx5_59"}
