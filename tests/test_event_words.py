@@ -43,6 +43,8 @@ def samples() -> list:
         ev.StillHolding("spark-2", "vllm_node", f"could not remove: {HOSTILE}"),
         ev.Restart("spark-1", f"container exited with code 137: {HOSTILE}", 1, 3, 600.0),
         ev.DriftItem("spark-1", "env NOTE", HOSTILE, "(unset)"),
+        ev.KernelLogLost("spark-2", f"connection lost: {HOSTILE}"),
+        ev.KernelLogGap("spark-2", "2026-12-03T23:35:02,123456+00:00", HOSTILE),
     ]
 
 
