@@ -1,0 +1,106 @@
+"""The cuda, driver and system families: the figures their real samples carry come out as values,
+the texts are told with them, and lines that only resemble a failure stay unnamed."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import Watch, scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _found(name: str, ident: str):
+    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        ("cuda_device_assert_index", "cuda.device_side_assert", {"assertion": "srcIndex < srcSelectDimSize"}),
+        (
+            "cublas_execution_failed",
+            "cuda.cublas_error",
+            {"status": "EXECUTION_FAILED", "call": "cublasGemmEx"},
+        ),
+        ("cudnn_internal_error_caffe", "cuda.cudnn_error", {"status": "INTERNAL_ERROR"}),
+        (
+            "triton_out_of_shared_memory",
+            "cuda.triton_out_of_resources",
+            {"required": 126978, "limit": 101376},
+        ),
+        ("cuda_oom_cudamalloc", "cuda.out_of_memory", {"tried_gib": 141.423, "gpu": 0}),
+        ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
+        ("nvrm_gpu_not_supported", "driver.gpu_unsupported", {"driver": "535.104.05"}),
+        ("nvrm_gpu_not_supported_legacy", "driver.gpu_unsupported", {"driver": "280.13"}),
+        ("dataloader_shm_bus_error", "system.shm_exhausted", {"pid": 7579}),
+        (
+            "kernel_soft_lockup",
+            "system.cpu_lockup",
+            {"cpu": 0, "seconds": 23, "process": "frigate.output:1243199"},
+        ),
+        ("kernel_hung_task_journal", "system.hung_task", {"process": "sbcl", "seconds": 1228}),
+        ("kernel_hung_task_nvidia_uvm", "system.hung_task", {"process": "nvc:[driver]", "seconds": 120}),
+        (
+            "systemd_oomd_killed_service",
+            "system.oomd_kill",
+            {"unit": "testsuite-55-testbloat.service", "count": 2},
+        ),
+        ("disk_quota_exceeded", "system.disk_quota", {"path": "out/intermediate.ntw"}),
+        (
+            "read_only_fs_flashinfer",
+            "system.read_only_fs",
+            {"path": "/projects/bfmz/minum/llmflux-data/.cache/flashinfer"},
+        ),
+        ("cpu_thermal_throttle", "system.cpu_thermal_throttle", {"scope": "Package"}),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _found(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_texts_carry_the_figures():
+    triton = _found("triton_out_of_shared_memory", "cuda.triton_out_of_resources")
+    assert "126978" in triton.title and "101376" in triton.title
+    cublas = _found("cublas_execution_failed_sgemm", "cuda.cublas_error")
+    assert cublas.title == "cuBLAS failed: CUBLAS_STATUS_EXECUTION_FAILED in cublasSgemm"
+    unsupported = _found("nvrm_gpu_not_supported", "driver.gpu_unsupported")
+    assert unsupported.title == "the installed NVIDIA driver 535.104.05 does not support this GPU"
+
+
+def test_an_out_of_memory_title_leaves_out_the_figures_its_line_lacks():
+    """ggml says the size it asked for but not the free and total memory; torch's plain wording says
+    none: the title tells what the line carried and no '?'."""
+    ggml = _found("cuda_oom_cudamalloc", "cuda.out_of_memory")
+    assert ggml.title == "CUDA out of memory: tried 141.423 GiB"
+    plain = scan("RuntimeError: CUDA error: out of memory")[0]
+    assert plain.id == "cuda.out_of_memory" and plain.title == "CUDA out of memory"
+
+
+def test_one_oomd_kill_told_by_two_lines_is_one_finding():
+    """systemd-oomd names the cgroup path, systemd the unit: the same unit, so one finding."""
+    w = Watch()
+    w.feed_lines((SAMPLES / "systemd_oomd_killed.log").read_text().splitlines())
+    kills = [f for f in w.ranked() if f.id == "system.oomd_kill"]
+    assert len(kills) == 1 and kills[0].figures["unit"].startswith("vte-spawn-")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # cuBLAS/cuDNN report success with the same prefix
+        "Check failed: status == CUDNN_STATUS_SUCCESS (0 vs. 0)",
+        "cublas returned CUBLAS_STATUS_SUCCESS",
+        # the kernel telling that the temperature is back to normal
+        "mce: CPU6: Package temperature/speed normal",
+        # the hung-task help line alone
+        '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+        # a PyTorch build note, not an assert that fired
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        # systemd-oomd considering, not killing
+        "systemd-oomd[93234]: Considered 97 cgroups for killing, top candidates were:",
+    ],
+)
+def test_lines_that_only_resemble_a_failure_stay_unnamed(line):
+    assert [f.id for f in scan(line)] == []
