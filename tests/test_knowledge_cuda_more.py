@@ -36,6 +36,12 @@ def _found(name: str, ident: str):
         ("cuda_oom_pinned_host", "cuda.out_of_memory", {"tried_gib": 32.0}),
         ("oom_killer_invoked_arm64", "system.oom_killer", {"trigger": "p2pd"}),
         ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
+        ("nvidia_smi_device_handle_unknown_host", "driver.nvml_lost_in_container", {"pci": "0000:0B:00.0"}),
+        (
+            "kernel_oops_nvidia_null",
+            "system.kernel_oops",
+            {"kind": "kernel NULL pointer dereference", "function": "nvidia_vma_access", "module": "nvidia"},
+        ),
         ("nvrm_gpu_not_supported", "driver.gpu_unsupported", {"driver": "535.104.05"}),
         ("nvrm_gpu_not_supported_legacy", "driver.gpu_unsupported", {"driver": "280.13"}),
         ("dataloader_shm_bus_error", "system.shm_exhausted", {"pid": 7579}),
@@ -72,6 +78,8 @@ def test_the_texts_carry_the_figures():
     assert cublas.title == "cuBLAS failed: CUBLAS_STATUS_EXECUTION_FAILED in cublasSgemm"
     unsupported = _found("nvrm_gpu_not_supported", "driver.gpu_unsupported")
     assert unsupported.title == "the installed NVIDIA driver 535.104.05 does not support this GPU"
+    oops = _found("kernel_oops_nvidia_audio", "system.kernel_oops")
+    assert oops.title == "the kernel crashed (oops) in nv_audio_dynamic_power of module nvidia"
 
 
 def test_an_out_of_memory_title_leaves_out_the_figures_its_line_lacks():
