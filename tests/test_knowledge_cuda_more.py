@@ -35,6 +35,7 @@ def _found(name: str, ident: str):
         ("triton_llvm_cannot_select", "cuda.llvm_cannot_select", {"intrinsic": "llvm.nvvm.tcgen05.wait.st"}),
         ("cuda_oom_pinned_host", "cuda.out_of_memory", {"tried_gib": 32.0}),
         ("oom_killer_invoked_arm64", "system.oom_killer", {"trigger": "p2pd"}),
+        ("nvcc_unsupported_arch_120", "cuda.nvcc_unsupported_arch", {"arch": "compute_120"}),
         ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
         ("nvidia_smi_device_handle_unknown_host", "driver.nvml_lost_in_container", {"pci": "0000:0B:00.0"}),
         (
