@@ -1,0 +1,116 @@
+"""The NCCL, torch.distributed, Ray and link entries added from real threads: each names its
+figures as values, what follows from a cause ranks after it, and look-alike healthy lines stay
+unnamed."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _found(name: str, ident: str):
+    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        ("nccl_watchdog_work_timeout", "nccl.watchdog_timeout", {"rank": 1, "seq": 1}),
+        ("nccl_watchdog_dump_signal", "nccl.watchdog_timeout", {"rank": 2, "from_rank": 6}),
+        ("nccl_watchdog_dump_signal", "nccl.watchdog_abort", {"rank": 7, "seq": 460631}),
+        ("nccl_message_truncated_socket", "nccl.message_truncated", {"got": 696320, "expected": 32768}),
+        ("nccl_message_truncated_peer", "nccl.message_truncated", {"peer": "192.168.161.30<59210>"}),
+        ("nccl_message_truncated_bootstrap", "nccl.message_truncated", {"got": 256, "expected": 4}),
+        ("nccl_nvls_invalid_argument", "nccl.nvls_failed", {"cuda_error": "1 'invalid argument'"}),
+        ("nccl_socket_type_mismatch", "nccl.socket_type_mismatch", {"got": 4, "expected": 3}),
+        ("nccl_ib_completion_no_peer_gid", "nccl.ib_completion_error", {"status": 4, "opcode": 0}),
+        ("nccl_library_load_failed", "nccl.library_load_failed", {"library": "libnccl.so.2"}),
+        ("nccl_rank_count_mismatch", "nccl.rank_count_mismatch", {"root_ranks": 6, "rank_ranks": 3}),
+        ("torch_gloo_peer_lost", "torch.gloo_peer_lost", {"peer": "127.0.0.1", "port": 10895}),
+        ("ray_dashboard_start_failed", "ray.dashboard_failed", {"return_code": -11}),
+        ("ray_subprocess_exited_block", "ray.subprocess_exited", {"process": "dashboard", "exit_code": 0}),
+        ("ray_subprocess_exited_title", "ray.subprocess_exited", {"process": "dashboard", "exit_code": -11}),
+        ("ray_gcs_died_raylet_check", "ray.gcs_died", {"seconds": 60}),
+        ("ray_dashboard_agent_failed", "ray.dashboard_failed", {"component": "agent"}),
+        ("link_qp_rtr_failed_perftest", "link.qp_rtr_failed", {"qpn": 122273}),
+        ("link_tx_timeout", "link.tx_timeout", {"netdev": "eth0", "driver": "ftgmac100", "queue": 0}),
+        ("link_tx_timeout_cpu", "link.tx_timeout", {"netdev": "eth0", "queue": 3}),
+        ("nccl_communicator_aborted", "nccl.watchdog_abort", {"rank": 0}),
+        ("link_qp_rtr_failed_handshake", "link.qp_rtr_failed", {"error": "Connection timed out [110]"}),
+        (
+            "torch_store_barrier_timeout_count",
+            "torch.store_barrier_timeout",
+            {"rank": 4330, "world_size": 2048, "worker_count": 1792, "timeout": "0:30:00"},
+        ),
+        ("torch_store_clients_timeout", "torch.store_timeout", {"seconds": 601, "joined": 1, "expected": 4}),
+        ("torch_store_wait_timeout", "torch.store_timeout", {"wait_ms": 600000}),
+        ("torch_gloo_connect_full_mesh_ray", "torch.gloo_connect_failed", {"error": "pair.cc:144] no error"}),
+        ("torch_gloo_no_address_ifname", "torch.gloo_no_address", {"name": "bond1"}),
+        ("torch_gloo_no_address_hostname", "torch.gloo_no_address", {"name": "dgx-1.ai"}),
+        ("torch_rendezvous_port_in_use_bind", "torch.rendezvous_port_in_use", {"port": 29500}),
+        ("torch_rendezvous_port_in_use_one_line", "torch.rendezvous_port_in_use", {"port": 29500}),
+        ("ray_stale_cluster_address", "ray.stale_cluster_address", {"address": "10.164.31.145:6379"}),
+        ("ray_object_store_full", "ray.object_store_full", {"object_bytes": 516884584}),
+        ("ray_low_memory_warning", "ray.low_memory", {"used_gib": 29.6, "total_gib": 30.9, "free_pct": 10}),
+        ("ray_out_of_memory_legacy", "ray.memory_monitor_kill", {"threshold": 95.0}),
+        (
+            "link_pcie_limited",
+            "link.pcie_limited",
+            {
+                "pci": "0000:b3:00.1",
+                "available_gbps": 63.008,
+                "capable_gbps": 252.048,
+                "link": "8 GT/s x8 link",
+            },
+        ),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _found(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_watchdogs_abort_line_ranks_after_the_timeout_it_follows_from():
+    text = (SAMPLES / "nccl_watchdog_work_timeout.log").read_text()
+    ranked = [f.id for f in scan(text)]
+    assert ranked.index("nccl.watchdog_timeout") < ranked.index("nccl.watchdog_abort")
+    alone = scan((SAMPLES / "nccl_watchdog_abort_legacy.log").read_text())
+    assert [f.id for f in alone] == ["nccl.watchdog_abort"] and alone[0].secondary
+
+
+def test_an_nvls_failure_is_named_before_the_generic_cuda_failure_on_its_line():
+    ranked = [f.id for f in scan((SAMPLES / "nccl_nvls_cuda_failure.log").read_text())]
+    assert ranked == ["nccl.nvls_failed", "nccl.cuda_error"]
+    assert "NCCL_NVLS_ENABLE=0" in _found("nccl_nvls_cuda_failure", "nccl.nvls_failed").fix
+
+
+def test_the_texts_carry_the_figures():
+    port = _found("torch_rendezvous_port_in_use_bind", "torch.rendezvous_port_in_use")
+    assert "29500" in port.title and "master_port" in port.fix
+    store = _found("torch_store_clients_timeout", "torch.store_timeout")
+    assert "1 of 4 ranks joined within 601 s" in store.title
+    truncated = _found("nccl_message_truncated_peer", "nccl.message_truncated")
+    assert truncated.title == "NCCL message truncated (from 192.168.161.30<59210>)"
+    pcie = _found("link_pcie_limited", "link.pcie_limited")
+    assert "63.008" in pcie.title and "252.048" in pcie.title and "lspci -vv -s 0000:b3:00.1" in pcie.fix
+
+
+# Real lines from the threads cited in tests/data/not_recognised and tests/data/failures.
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch's progress lines around the barrier and the store: no failure yet
+        "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
+        "(world_size=4, worker_count=8, timeout=0:30:00)",
+        "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 2 nodes.",
+        # a NIC whose PCIe link gives it all it can use
+        "[   10.643346] mlx5_core 0004:01:00.0: 63.008 Gb/s available PCIe bandwidth (8.0 GT/s PCIe x8 link)",
+        # NCCL's own NVLS probe on a system without multicast
+        "rdma-test-gpu-worker-0:4280:5850 [5] NCCL INFO NVLS multicast support is not available on dev 5",
+    ],
+)
+def test_look_alike_healthy_lines_stay_unnamed(line):
+    assert scan(line) == []
