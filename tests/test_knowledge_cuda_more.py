@@ -36,6 +36,9 @@ def _found(name: str, ident: str):
         ("cuda_oom_pinned_host", "cuda.out_of_memory", {"tried_gib": 32.0}),
         ("oom_killer_invoked_arm64", "system.oom_killer", {"trigger": "p2pd"}),
         ("nvcc_unsupported_arch_120", "cuda.nvcc_unsupported_arch", {"arch": "compute_120"}),
+        ("libcuda_segfault_backtrace", "cuda.libcuda_segfault", {"symbol": "cuCtxGetDevice_v2"}),
+        ("kernel_module_key_required", "system.module_signature_rejected", {"module": "nvhda"}),
+        ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
         ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
         ("nvidia_smi_device_handle_unknown_host", "driver.nvml_lost_in_container", {"pci": "0000:0B:00.0"}),
         (
