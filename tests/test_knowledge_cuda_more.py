@@ -39,6 +39,7 @@ def _found(name: str, ident: str):
         ("libcuda_segfault_backtrace", "cuda.libcuda_segfault", {"symbol": "cuCtxGetDevice_v2"}),
         ("kernel_module_key_required", "system.module_signature_rejected", {"module": "nvhda"}),
         ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
+        ("torch_unknown_cuda_arch", "cuda.unknown_cuda_arch", {"arch": "8.6"}),
         ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
         ("nvidia_smi_device_handle_unknown_host", "driver.nvml_lost_in_container", {"pci": "0000:0B:00.0"}),
         (
