@@ -40,6 +40,16 @@ def _found(name: str, ident: str):
         ("kernel_module_key_required", "system.module_signature_rejected", {"module": "nvhda"}),
         ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
         ("torch_unknown_cuda_arch", "cuda.unknown_cuda_arch", {"arch": "8.6"}),
+        (
+            "modprobe_nvidia_not_found_cloud",
+            "driver.module_not_found",
+            {"module": "nvidia", "kernel": "6.8.0-1015-aws"},
+        ),
+        (
+            "gsp_firmware_missing",
+            "driver.gsp_firmware_missing",
+            {"driver": "555.58.02", "file": "gsp_tu10x.bin"},
+        ),
         ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
         ("nvidia_smi_device_handle_unknown_host", "driver.nvml_lost_in_container", {"pci": "0000:0B:00.0"}),
         (
