@@ -50,6 +50,11 @@ def _found(name: str, ident: str):
             "driver.gsp_firmware_missing",
             {"driver": "555.58.02", "file": "gsp_tu10x.bin"},
         ),
+        (
+            "host_apei_memory_error",
+            "system.host_hardware_error",
+            {"event_severity": "corrected", "section": "memory error"},
+        ),
         ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
         ("nvidia_smi_device_handle_unknown_host", "driver.nvml_lost_in_container", {"pci": "0000:0B:00.0"}),
         (
