@@ -137,3 +137,10 @@ def test_one_oomd_kill_told_by_two_lines_is_one_finding():
 )
 def test_lines_that_only_resemble_a_failure_stay_unnamed(line):
     assert [f.id for f in scan(line)] == []
+
+
+def test_a_stream_capture_refusal_is_the_capture_failure_not_a_permission_error():
+    """'operation not permitted when stream is capturing' is CUDA graph capture (vLLM's entry),
+    not cudaErrorNotPermitted."""
+    line = "RuntimeError: CUDA error: operation not permitted when stream is capturing"
+    assert [f.id for f in scan(line)] == ["vllm.cuda_graph_capture_failed"]
