@@ -144,3 +144,22 @@ def test_a_stream_capture_refusal_is_the_capture_failure_not_a_permission_error(
     not cudaErrorNotPermitted."""
     line = "RuntimeError: CUDA error: operation not permitted when stream is capturing"
     assert [f.id for f in scan(line)] == ["vllm.cuda_graph_capture_failed"]
+
+
+def test_a_call_after_cuda_unloaded_is_a_warning_not_the_failure():
+    """'driver shutting down' is noise at exit: named, but below the errors of the run."""
+    (f,) = scan("Warning: CUDA warning: driver shutting down (function uncheckedGetDevice)")
+    assert f.id == "cuda.driver_shutting_down" and f.severity == "warn"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a web driver, not CUDA's
+        "INFO webdriver: driver shutting down after session end",
+        # the JIT compiled fine
+        "ptxas info    : Compiling entry function 'kernel' for 'sm_121'",
+    ],
+)
+def test_shutdown_and_ptx_lines_outside_cuda_stay_unnamed(line):
+    assert [f.id for f in scan(line)] == []
