@@ -163,3 +163,27 @@ def test_a_call_after_cuda_unloaded_is_a_warning_not_the_failure():
 )
 def test_shutdown_and_ptx_lines_outside_cuda_stay_unnamed(line):
     assert [f.id for f in scan(line)] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("RuntimeError: CUDA error: an illegal instruction was encountered", ["cuda.illegal_instruction"]),
+        ("Illegal instruction (core dumped)", ["system.cpu_illegal_instruction"]),
+        (
+            "./run.sh: line 3: 12345 Illegal instruction     (core dumped) python3 serve.py",
+            ["system.cpu_illegal_instruction"],
+        ),
+        # prose about the crash, not the crash
+        ("Illegal instruction in ARM64 (ver 2.0.0)", []),
+    ],
+)
+def test_a_gpu_illegal_instruction_and_a_cpu_one_are_told_apart(line, expected):
+    assert [f.id for f in scan(line)] == expected
+
+
+def test_the_loader_tls_figure_names_the_library_to_preload():
+    line = "OSError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block"
+    (f,) = scan(line)
+    assert f.id == "system.static_tls_exhausted"
+    assert f.figures["library"] == "/usr/lib/aarch64-linux-gnu/libgomp.so.1"
