@@ -187,3 +187,16 @@ def test_the_loader_tls_figure_names_the_library_to_preload():
     (f,) = scan(line)
     assert f.id == "system.static_tls_exhausted"
     assert f.figures["library"] == "/usr/lib/aarch64-linux-gnu/libgomp.so.1"
+
+
+def test_a_c_runtime_too_old_says_which_version_and_for_whom():
+    line = (
+        "ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.30' not found "
+        "(required by /opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_python.so)"
+    )
+    (f,) = scan(line)
+    assert f.id == "system.libstdcxx_too_old"
+    assert f.figures["version"] == "3.4.30"
+    assert f.figures["required_by"].endswith("libtorch_python.so")
+    (g,) = scan("tgpt: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by tgpt)")
+    assert g.id == "system.glibc_too_old" and g.figures["version"] == "2.34"
