@@ -200,3 +200,14 @@ def test_a_c_runtime_too_old_says_which_version_and_for_whom():
     assert f.figures["required_by"].endswith("libtorch_python.so")
     (g,) = scan("tgpt: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by tgpt)")
     assert g.id == "system.glibc_too_old" and g.figures["version"] == "2.34"
+
+
+def test_a_gpu_held_by_nova_names_the_holder():
+    (f,) = scan("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.")
+    assert f.id == "driver.probe_failed"
+    assert f.figures == {"pci": "0000:01:00.0", "owner": "NovaCore"}
+
+
+def test_a_module_the_key_refused_is_not_also_a_failed_insert():
+    line = "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service"
+    assert [f.id for f in scan(line)] == ["system.module_signature_rejected"]
