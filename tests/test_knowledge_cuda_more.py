@@ -211,3 +211,14 @@ def test_a_gpu_held_by_nova_names_the_holder():
 def test_a_module_the_key_refused_is_not_also_a_failed_insert():
     line = "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service"
     assert [f.id for f in scan(line)] == ["system.module_signature_rejected"]
+
+
+def test_an_ngc_banner_names_the_driver_the_image_needs():
+    text = (
+        "ERROR: This container was built for NVIDIA Driver Release 590.48 or later, but\n"
+        "       version 580.159.03 was detected and compatibility mode is UNAVAILABLE.\n"
+    )
+    (f,) = scan(text)
+    assert f.id == "cuda.driver_too_old"
+    assert f.figures["driver_needed"] == "590.48"
+    assert "590.48" in f.title
