@@ -1,0 +1,224 @@
+"""The cuda, driver and system families: the figures their real samples carry come out as values,
+the texts are told with them, and lines that only resemble a failure stay unnamed."""
+
+from pathlib import Path
+
+import pytest
+
+from spark_tui.knowledge import Watch, scan
+
+SAMPLES = Path(__file__).parent / "data" / "failures"
+
+
+def _found(name: str, ident: str):
+    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+
+
+@pytest.mark.parametrize(
+    "name, ident, figures",
+    [
+        ("cuda_device_assert_index", "cuda.device_side_assert", {"assertion": "srcIndex < srcSelectDimSize"}),
+        (
+            "cublas_execution_failed",
+            "cuda.cublas_error",
+            {"status": "EXECUTION_FAILED", "call": "cublasGemmEx"},
+        ),
+        ("cudnn_internal_error_caffe", "cuda.cudnn_error", {"status": "INTERNAL_ERROR"}),
+        (
+            "triton_out_of_shared_memory",
+            "cuda.triton_out_of_resources",
+            {"required": 126978, "limit": 101376},
+        ),
+        ("cuda_oom_cudamalloc", "cuda.out_of_memory", {"tried_gib": 141.423, "gpu": 0}),
+        ("cuda_cublaslt_missing_loader", "cuda.cuda_library_missing", {"library": "libcublasLt.so.12"}),
+        ("cuda_operation_not_supported_vmm", "cuda.operation_not_supported", {"call": "cuMemAddressReserve"}),
+        ("triton_llvm_cannot_select", "cuda.llvm_cannot_select", {"intrinsic": "llvm.nvvm.tcgen05.wait.st"}),
+        ("cuda_oom_pinned_host", "cuda.out_of_memory", {"tried_gib": 32.0}),
+        ("oom_killer_invoked_arm64", "system.oom_killer", {"trigger": "p2pd"}),
+        ("nvcc_unsupported_arch_120", "cuda.nvcc_unsupported_arch", {"arch": "compute_120"}),
+        ("libcuda_segfault_backtrace", "cuda.libcuda_segfault", {"symbol": "cuCtxGetDevice_v2"}),
+        ("kernel_module_key_required", "system.module_signature_rejected", {"module": "nvhda"}),
+        ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
+        ("torch_unknown_cuda_arch", "cuda.unknown_cuda_arch", {"arch": "8.6"}),
+        (
+            "modprobe_nvidia_not_found_cloud",
+            "driver.module_not_found",
+            {"module": "nvidia", "kernel": "6.8.0-1015-aws"},
+        ),
+        (
+            "gsp_firmware_missing",
+            "driver.gsp_firmware_missing",
+            {"driver": "555.58.02", "file": "gsp_tu10x.bin"},
+        ),
+        (
+            "host_apei_memory_error",
+            "system.host_hardware_error",
+            {"event_severity": "corrected", "section": "memory error"},
+        ),
+        ("nvidia_smi_gpu_lost", "driver.gpu_lost", {"pci": "0000:02:00.0"}),
+        ("nvidia_smi_device_handle_unknown_host", "driver.nvml_lost_in_container", {"pci": "0000:0B:00.0"}),
+        (
+            "kernel_oops_nvidia_null",
+            "system.kernel_oops",
+            {"kind": "kernel NULL pointer dereference", "function": "nvidia_vma_access", "module": "nvidia"},
+        ),
+        ("nvrm_gpu_not_supported", "driver.gpu_unsupported", {"driver": "535.104.05"}),
+        ("nvrm_gpu_not_supported_legacy", "driver.gpu_unsupported", {"driver": "280.13"}),
+        ("dataloader_shm_bus_error", "system.shm_exhausted", {"pid": 7579}),
+        (
+            "kernel_soft_lockup",
+            "system.cpu_lockup",
+            {"cpu": 0, "seconds": 23, "process": "frigate.output:1243199"},
+        ),
+        ("kernel_hung_task_journal", "system.hung_task", {"process": "sbcl", "seconds": 1228}),
+        ("kernel_hung_task_nvidia_uvm", "system.hung_task", {"process": "nvc:[driver]", "seconds": 120}),
+        (
+            "systemd_oomd_killed_service",
+            "system.oomd_kill",
+            {"unit": "testsuite-55-testbloat.service", "count": 2},
+        ),
+        ("disk_quota_exceeded", "system.disk_quota", {"path": "out/intermediate.ntw"}),
+        (
+            "read_only_fs_flashinfer",
+            "system.read_only_fs",
+            {"path": "/projects/bfmz/minum/llmflux-data/.cache/flashinfer"},
+        ),
+        ("cpu_thermal_throttle", "system.cpu_thermal_throttle", {"scope": "Package"}),
+    ],
+)
+def test_figures_come_out_as_values(name, ident, figures):
+    found = _found(name, ident)
+    assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_the_texts_carry_the_figures():
+    triton = _found("triton_out_of_shared_memory", "cuda.triton_out_of_resources")
+    assert "126978" in triton.title and "101376" in triton.title
+    cublas = _found("cublas_execution_failed_sgemm", "cuda.cublas_error")
+    assert cublas.title == "cuBLAS failed: CUBLAS_STATUS_EXECUTION_FAILED in cublasSgemm"
+    unsupported = _found("nvrm_gpu_not_supported", "driver.gpu_unsupported")
+    assert unsupported.title == "the installed NVIDIA driver 535.104.05 does not support this GPU"
+    oops = _found("kernel_oops_nvidia_audio", "system.kernel_oops")
+    assert oops.title == "the kernel crashed (oops) in nv_audio_dynamic_power of module nvidia"
+
+
+def test_an_out_of_memory_title_leaves_out_the_figures_its_line_lacks():
+    """ggml says the size it asked for but not the free and total memory; torch's plain wording says
+    none: the title tells what the line carried and no '?'."""
+    ggml = _found("cuda_oom_cudamalloc", "cuda.out_of_memory")
+    assert ggml.title == "CUDA out of memory: tried 141.423 GiB"
+    plain = scan("RuntimeError: CUDA error: out of memory")[0]
+    assert plain.id == "cuda.out_of_memory" and plain.title == "CUDA out of memory"
+
+
+def test_one_oomd_kill_told_by_two_lines_is_one_finding():
+    """systemd-oomd names the cgroup path, systemd the unit: the same unit, so one finding."""
+    w = Watch()
+    w.feed_lines((SAMPLES / "systemd_oomd_killed.log").read_text().splitlines())
+    kills = [f for f in w.ranked() if f.id == "system.oomd_kill"]
+    assert len(kills) == 1 and kills[0].figures["unit"].startswith("vte-spawn-")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # cuBLAS/cuDNN report success with the same prefix
+        "Check failed: status == CUDNN_STATUS_SUCCESS (0 vs. 0)",
+        "cublas returned CUBLAS_STATUS_SUCCESS",
+        # the kernel telling that the temperature is back to normal
+        "mce: CPU6: Package temperature/speed normal",
+        # the hung-task help line alone
+        '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+        # a PyTorch build note, not an assert that fired
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        # systemd-oomd considering, not killing
+        "systemd-oomd[93234]: Considered 97 cgroups for killing, top candidates were:",
+    ],
+)
+def test_lines_that_only_resemble_a_failure_stay_unnamed(line):
+    assert [f.id for f in scan(line)] == []
+
+
+def test_a_stream_capture_refusal_is_the_capture_failure_not_a_permission_error():
+    """'operation not permitted when stream is capturing' is CUDA graph capture (vLLM's entry),
+    not cudaErrorNotPermitted."""
+    line = "RuntimeError: CUDA error: operation not permitted when stream is capturing"
+    assert [f.id for f in scan(line)] == ["vllm.cuda_graph_capture_failed"]
+
+
+def test_a_call_after_cuda_unloaded_is_a_warning_not_the_failure():
+    """'driver shutting down' is noise at exit: named, but below the errors of the run."""
+    (f,) = scan("Warning: CUDA warning: driver shutting down (function uncheckedGetDevice)")
+    assert f.id == "cuda.driver_shutting_down" and f.severity == "warn"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a web driver, not CUDA's
+        "INFO webdriver: driver shutting down after session end",
+        # the JIT compiled fine
+        "ptxas info    : Compiling entry function 'kernel' for 'sm_121'",
+    ],
+)
+def test_shutdown_and_ptx_lines_outside_cuda_stay_unnamed(line):
+    assert [f.id for f in scan(line)] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("RuntimeError: CUDA error: an illegal instruction was encountered", ["cuda.illegal_instruction"]),
+        ("Illegal instruction (core dumped)", ["system.cpu_illegal_instruction"]),
+        (
+            "./run.sh: line 3: 12345 Illegal instruction     (core dumped) python3 serve.py",
+            ["system.cpu_illegal_instruction"],
+        ),
+        # prose about the crash, not the crash
+        ("Illegal instruction in ARM64 (ver 2.0.0)", []),
+    ],
+)
+def test_a_gpu_illegal_instruction_and_a_cpu_one_are_told_apart(line, expected):
+    assert [f.id for f in scan(line)] == expected
+
+
+def test_the_loader_tls_figure_names_the_library_to_preload():
+    line = "OSError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block"
+    (f,) = scan(line)
+    assert f.id == "system.static_tls_exhausted"
+    assert f.figures["library"] == "/usr/lib/aarch64-linux-gnu/libgomp.so.1"
+
+
+def test_a_c_runtime_too_old_says_which_version_and_for_whom():
+    line = (
+        "ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.30' not found "
+        "(required by /opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_python.so)"
+    )
+    (f,) = scan(line)
+    assert f.id == "system.libstdcxx_too_old"
+    assert f.figures["version"] == "3.4.30"
+    assert f.figures["required_by"].endswith("libtorch_python.so")
+    (g,) = scan("tgpt: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by tgpt)")
+    assert g.id == "system.glibc_too_old" and g.figures["version"] == "2.34"
+
+
+def test_a_gpu_held_by_nova_names_the_holder():
+    (f,) = scan("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.")
+    assert f.id == "driver.probe_failed"
+    assert f.figures == {"pci": "0000:01:00.0", "owner": "NovaCore"}
+
+
+def test_a_module_the_key_refused_is_not_also_a_failed_insert():
+    line = "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service"
+    assert [f.id for f in scan(line)] == ["system.module_signature_rejected"]
+
+
+def test_an_ngc_banner_names_the_driver_the_image_needs():
+    text = (
+        "ERROR: This container was built for NVIDIA Driver Release 590.48 or later, but\n"
+        "       version 580.159.03 was detected and compatibility mode is UNAVAILABLE.\n"
+    )
+    (f,) = scan(text)
+    assert f.id == "cuda.driver_too_old"
+    assert f.figures["driver_needed"] == "590.48"
+    assert "590.48" in f.title
