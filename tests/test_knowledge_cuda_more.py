@@ -64,7 +64,7 @@ def _found(name: str, ident: str):
         ),
         ("nvrm_gpu_not_supported", "driver.gpu_unsupported", {"driver": "535.104.05"}),
         ("nvrm_gpu_not_supported_legacy", "driver.gpu_unsupported", {"driver": "280.13"}),
-        ("dataloader_shm_bus_error", "system.shm_exhausted", {"pid": 7579}),
+        ("dataloader_shm_bus_error", "docker.shm_exhausted", {"pid": 7579}),
         (
             "kernel_soft_lockup",
             "system.cpu_lockup",

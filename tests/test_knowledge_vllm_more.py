@@ -62,7 +62,7 @@ def _finding(name: str, ident: str):
         # the message wrapped after "divisible by": the block size is read from the next line
         ("vllm_quant_shard_fp8_block", "vllm.quant_shard_not_divisible", {"size": 64, "block": 128}),
         ("vllm_torch_compile_failed", "vllm.torch_compile_failed", {"backend": "inductor"}),
-        ("vllm_triton_shared_memory_t4", "vllm.triton_shared_memory", {"required": 81920, "limit": 65536}),
+        ("vllm_triton_shared_memory_t4", "cuda.triton_out_of_resources", {"required": 81920, "limit": 65536}),
         ("vllm_lora_rank_too_large", "vllm.lora_rank_too_large", {"rank": 64, "max_rank": 16}),
         ("vllm_lora_rank_too_large_worker", "vllm.lora_rank_too_large", {"rank": 32, "max_rank": 16}),
         (
