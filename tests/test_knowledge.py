@@ -42,6 +42,14 @@ def test_real_samples_are_named(name):
     assert sorted({f.id for f in scan(_sample(name))}) == expected(name)
 
 
+def test_a_sample_copied_through_a_web_page_keeps_its_names():
+    """Curly quotes and no-break spaces where the program printed ASCII ones (a paste from a
+    rendered thread or a chat) are read as the program's own characters."""
+    for name in NAMES:
+        text = _sample(name).replace("'", "\u2019").replace('"', "\u201d").replace(" ", "\u00a0")
+        assert sorted({f.id for f in scan(text)}) == expected(name), name
+
+
 @pytest.mark.parametrize(
     "name, ident, figures",
     [

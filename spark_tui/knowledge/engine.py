@@ -20,6 +20,9 @@ import ahocorasick
 from spark_tui.knowledge.table import Entry, Pattern, Table, table
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# A line copied through a web page, a chat or an editor gets curly quotes and no-break spaces where
+# the program printed ASCII ones: read as the program printed it (no pattern holds these characters).
+TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 GIB = re.compile(r"(?P<n>[\d.,]+)\s*(?P<u>[KMGT]i?B|bytes|B)?")
 UNITS = {"B": 1 / 2**30, "BYTES": 1 / 2**30, "KIB": 1 / 2**20, "KB": 1 / 2**20, "MIB": 1 / 1024}
 UNITS.update({"MB": 1 / 1024, "GIB": 1.0, "GB": 1.0, "TIB": 1024.0, "TB": 1024.0})
@@ -158,8 +161,10 @@ class Matcher:
         if "\x1b" in text:  # a colour code inside a wording would hide its literal: read without them
             lines = [ANSI.sub("", line) for line in lines]
             text = "\n".join(lines)
-        if self._ascii and not text.isascii():
-            text = text.encode("ascii", "replace").decode("ascii")
+        if not text.isascii():
+            text = text.translate(TYPOGRAPHIC)
+            if self._ascii:
+                text = text.encode("ascii", "replace").decode("ascii")
         # iter_long: non-overlapping longest matches; any line holding a literal still gets one
         ends = [end for end, _ in self._automaton.iter_long(text)]
         if not ends:
@@ -177,6 +182,8 @@ class Matcher:
         scan = self._automaton.iter
         if "\x1b" in line:  # colours removed first: a code inside the wording would hide its literal
             line = ANSI.sub("", line)
+        if not line.isascii():
+            line = line.translate(TYPOGRAPHIC)
         if next(scan(line), None) is None:
             return line, []
         candidates = sorted({i for _, items in scan(line) for i in items})
