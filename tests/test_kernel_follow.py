@@ -242,7 +242,7 @@ def test_up_supervising_prints_the_oom_killer_on_its_node_once_and_keeps_serving
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with out.open("w") as o, err.open("w") as e:
         proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env)
-    said = f"ERROR {node.name}: the kernel's OOM killer ended perl (pid 1440763)"
+    said = f"ERROR {node.name}: the kernel's OOM killer ran and ended perl (pid 1440763)"
     try:
 
         async def wait_for(path_, text: str) -> None:

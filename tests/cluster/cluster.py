@@ -258,32 +258,15 @@ class Cluster:
 
     def kill_sshd_sessions(self, node: Node) -> None:
         """Kill every sshd process of the node, the per-connection children too: open sessions drop."""
-        node_ns = os.readlink(f"/proc/{node.holder_pid}/ns/net")
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                comm = open(f"/proc/{pid}/comm").read().strip()
-                netns = os.readlink(f"/proc/{pid}/ns/net")
-            except OSError:
-                continue
-            if comm == "sshd" and netns == node_ns:
-                _signal(int(pid), signal.SIGKILL)
+        for pid in _sshd_pids(node):
+            _signal(pid, signal.SIGKILL)
 
     def drop_ssh_connections(self, node: Node) -> None:
         """Kill the node's per-connection sshd processes, its listener kept: every open SSH
         connection drops at once (a network blip), and a new one is accepted right away."""
-        node_ns = os.readlink(f"/proc/{node.holder_pid}/ns/net")
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit() or int(pid) == node.sshd_pid:
-                continue
-            try:
-                comm = open(f"/proc/{pid}/comm").read().strip()
-                netns = os.readlink(f"/proc/{pid}/ns/net")
-            except OSError:
-                continue
-            if comm.startswith("sshd") and netns == node_ns:
-                _signal(int(pid), signal.SIGKILL)
+        for pid in _sshd_pids(node):
+            if pid != node.sshd_pid:
+                _signal(pid, signal.SIGKILL)
 
     def stop_dockerd(self, node: Node) -> None:
         _kill_wait(node.dockerd_pid, timeout=30)
@@ -683,6 +666,24 @@ def _keep_engine_store(node: Node, store: Path) -> None:
         (work / "done").touch()
         _remove_tree(store)
         work.rename(store)
+
+
+def _sshd_pids(node: Node) -> list[int]:
+    """The sshd processes (listener and per-connection children, `sshd: user@pts`) in the node's
+    network namespace."""
+    node_ns = os.readlink(f"/proc/{node.holder_pid}/ns/net")
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            comm = open(f"/proc/{pid}/comm").read().strip()
+            netns = os.readlink(f"/proc/{pid}/ns/net")
+        except OSError:
+            continue
+        if comm.startswith("sshd") and netns == node_ns:
+            out.append(int(pid))
+    return out
 
 
 def _remove_tree(path: Path) -> None:
