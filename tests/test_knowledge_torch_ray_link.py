@@ -1,5 +1,4 @@
-"""NCCL, torch.distributed (c10d, Gloo, elastic), Ray and link entries from real threads (the second
-round of session 10): their
+"""NCCL, torch.distributed (c10d, Gloo, elastic), Ray and link entries from real threads: their
 figures come out as values, what follows from a cause ranks after it, each version's wording names
 the same entry, and look-alike healthy lines stay unnamed."""
 
