@@ -213,6 +213,10 @@ class Matcher:
             figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
             _names(entry, figures)
             out.append((entry, figures, m.span()))
+        if len(out) > 1 and any(entry.generic for entry, _, _ in out):
+            # A catch-all gives way to what names the line more closely (README: `generic`).
+            specific = [found for found in out if not found[0].generic]
+            out = specific or out
         return line, out
 
     def match(self, line: str) -> list[Finding]:

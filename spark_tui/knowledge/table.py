@@ -36,6 +36,7 @@ KEYS = {
     "fix",
     "source",
     "secondary",
+    "generic",
     "then",
 }
 KEYS |= {"lookup", "reader"}
@@ -65,6 +66,9 @@ class Entry:
     # True when the line follows from another failure (an engine that died of something said above):
     # named only when nothing primary was found.
     secondary: bool = False
+    # True for a catch-all (any pydantic config error, any "device kernel image is invalid"): not
+    # named for a line that an entry not marked generic names too (that one says what happened).
+    generic: bool = False
     lookup: dict[str, dict[str, str]] = field(default_factory=dict)  # figure -> code -> name
     reader: str = ""  # set for entries a format reader produces (ethtool), which have no patterns
 
@@ -160,6 +164,9 @@ def _entry(raw: object, where: str) -> Entry:
     sources = raw["source"] if isinstance(raw["source"], list) else [raw["source"]]
     if not all(isinstance(s, str) and s.startswith("https://") for s in sources):
         raise KnowledgeError(f"{where}: source must be the https:// address of the public thread")
+    for key in ("secondary", "generic"):
+        if not isinstance(raw.get(key, False), bool):
+            raise KnowledgeError(f"{where}: {key} is true or false")
     reader = raw.get("reader") or ""
     if reader and reader not in READERS:
         raise KnowledgeError(f"{where}: reader {reader!r} is not one of {', '.join(READERS)}")
@@ -200,6 +207,7 @@ def _entry(raw: object, where: str) -> Entry:
         figures=dict(figures),
         then=then,
         secondary=bool(raw.get("secondary", False)),
+        generic=bool(raw.get("generic", False)),
         lookup={k: {str(c): str(n) for c, n in v.items()} for k, v in lookup.items()},
         reader=reader,
     )
