@@ -119,7 +119,7 @@ def test_the_texts_carry_the_figures():
         == "NCCL keeps retrying a connection to a peer at 10.29.224.148<52333> (Connection refused)"
     )
     port = _found("link_ibstat_port_disabled", "link.ib_port_not_active")
-    assert port.title == "an RDMA port has no link (physical state Disabled)"
+    assert port.title == "no RDMA port has a link (physical state Disabled)"
 
 
 @pytest.mark.parametrize(
@@ -254,3 +254,24 @@ def test_a_device_nccl_cannot_open_is_named_once_not_as_a_resource_refusal():
     found = scan((SAMPLES / "nccl_ib_device_open_failed.log").read_text())
     assert [f.id for f in found] == ["nccl.ib_device_open_failed"]
     assert found[0].figures["device"] in {"mlx5_58", "mlx5_59"}
+
+
+SPARK_IBV_DEVINFO = Path(__file__).parent / "data" / "netif" / "ibv_devinfo-dgxspark-cx7-4ports-f1-active.txt"
+
+
+def test_a_spark_with_its_unused_ports_down_names_nothing():
+    """A DGX Spark has four RoCE devices (two QSFP ports, two PCIe functions each) and usually one
+    or two cabled: the down ports beside an active one are normal (real ibv_devinfo of a Spark)."""
+    text = SPARK_IBV_DEVINFO.read_text()
+    assert text.count("PORT_DOWN (1)") == 2 and "PORT_ACTIVE (4)" in text
+    assert scan(text) == []
+
+
+def test_a_spark_with_no_port_active_is_named():
+    """The same Spark's listing with every port down (no cable, or the peer down): RoCE cannot work."""
+    text = SPARK_IBV_DEVINFO.read_text().replace("PORT_ACTIVE (4)", "PORT_DOWN (1)")
+    assert [f.id for f in scan(text)] == ["link.ib_port_not_active"]
+    ibstat = "CA 'rocep1s0f0'\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n"
+    assert [f.id for f in scan(ibstat)] == ["link.ib_port_not_active"]
+    up = ibstat + "CA 'rocep1s0f1'\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n"
+    assert scan(up) == []

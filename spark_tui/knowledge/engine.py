@@ -379,7 +379,15 @@ class Watch:
 
 
 def scan(text: str, node: str = "") -> list[Finding]:
-    """The findings of a whole text, ranked."""
+    """The findings of a whole text, ranked (an entry whose `unless:` lines the text holds is left out)."""
     w = Watch(node)
-    w.feed_lines(text.splitlines())
-    return w.ranked()
+    lines = text.splitlines()
+    w.feed_lines(lines)
+    found = w.ranked()
+    table = w.matcher.table
+    return [f for f in found if not _calmed(table.by_id(f.id), lines)]
+
+
+def _calmed(entry: Entry, lines: list[str]) -> bool:
+    """True when a line of the text matches one of the entry's `unless:` patterns."""
+    return any(p.needle in line and p.regex.search(line) for p in entry.unless for line in lines)

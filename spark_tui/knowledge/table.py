@@ -39,7 +39,7 @@ KEYS = {
     "generic",
     "then",
 }
-KEYS |= {"lookup", "reader"}
+KEYS |= {"lookup", "reader", "unless"}
 READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
 MIN_NEEDLE = 4  # a shorter literal would let most lines through the prefilter
 
@@ -71,6 +71,9 @@ class Entry:
     generic: bool = False
     lookup: dict[str, dict[str, str]] = field(default_factory=dict)  # figure -> code -> name
     reader: str = ""  # set for entries a format reader produces (ethtool), which have no patterns
+    # Lines that make a match normal: the entry is not named from a text holding one (an unused port
+    # of a Spark is down while its cabled twin is active).
+    unless: tuple[Pattern, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,7 @@ def _entry(raw: object, where: str) -> Entry:
     else:
         patterns = _patterns(raw.get("patterns"), f"{where}: patterns")
     then = _patterns(raw["then"], f"{where}: then") if "then" in raw else ()
+    unless = _patterns(raw["unless"], f"{where}: unless") if "unless" in raw else ()
     figures = raw.get("figures") or {}
     if not isinstance(figures, dict) or not all(t in FIGURE_TYPES for t in figures.values()):
         raise KnowledgeError(f"{where}: figures maps a name to one of {', '.join(FIGURE_TYPES)}")
@@ -210,6 +214,7 @@ def _entry(raw: object, where: str) -> Entry:
         generic=bool(raw.get("generic", False)),
         lookup={k: {str(c): str(n) for c, n in v.items()} for k, v in lookup.items()},
         reader=reader,
+        unless=unless,
     )
 
 
