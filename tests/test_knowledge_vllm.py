@@ -2,21 +2,10 @@
 kernels): each real sample names its entry with the figures as values, the specific cause wins over
 the generic configuration refusal."""
 
-from pathlib import Path
-
 import pytest
 
 from spark_tui.knowledge import Watch, scan
-
-SAMPLES = Path(__file__).parent / "data" / "failures"
-
-
-def _sample(name: str) -> str:
-    return (SAMPLES / f"{name}.log").read_text()
-
-
-def _finding(name: str, ident: str):
-    return next(f for f in scan(_sample(name)) if f.id == ident)
+from tests.helpers import found, sample
 
 
 @pytest.mark.parametrize(
@@ -206,16 +195,16 @@ def _finding(name: str, ident: str):
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
-    found = _finding(name, ident)
-    assert {k: found.figures.get(k) for k in figures} == figures
+    finding = found(name, ident)
+    assert {k: finding.figures.get(k) for k in figures} == figures
 
 
 def test_the_fix_carries_the_figures():
-    f = _finding("vllm_batched_tokens_below_max_len", "vllm.batched_tokens_below_max_len")
+    f = found("vllm_batched_tokens_below_max_len", "vllm.batched_tokens_below_max_len")
     assert "--max-num-batched-tokens to 9216" in f.fix and "--max-model-len to 8192" in f.fix
-    g = _finding("vllm_lora_rank_too_large_worker", "vllm.lora_rank_too_large")
+    g = found("vllm_lora_rank_too_large_worker", "vllm.lora_rank_too_large")
     assert "--max-lora-rank 32" in g.fix
-    h = _finding("vllm_mm_limit_exceeded", "vllm.mm_limit_exceeded")
+    h = found("vllm_mm_limit_exceeded", "vllm.mm_limit_exceeded")
     assert "'{\"image\": N}'" in h.fix and "(8)" in h.title
 
 
@@ -223,13 +212,13 @@ def test_a_refused_config_names_its_message_and_yields_to_a_known_cause():
     """The pydantic refusal alone names the check's message; with a message the table knows, the
     specific entry is the cause and the generic one follows it."""
     alone = Watch("spark-1")
-    alone.feed_lines(_sample("vllm_config_invalid_apiserver").splitlines())
+    alone.feed_lines(sample("vllm_config_invalid_apiserver").splitlines())
     cause = alone.cause()
     assert cause is not None and cause.id == "vllm.config_invalid"
     assert "ModelConfig" in cause.title and "Expecting value" in cause.title
 
     known = Watch("spark-1")
-    known.feed_lines(_sample("vllm_batched_tokens_below_max_len_pydantic").splitlines())
+    known.feed_lines(sample("vllm_batched_tokens_below_max_len_pydantic").splitlines())
     cause = known.cause()
     assert cause is not None and cause.id == "vllm.batched_tokens_below_max_len"
     assert [f.id for f in known.ranked()] == ["vllm.batched_tokens_below_max_len", "vllm.config_invalid"]
@@ -238,7 +227,7 @@ def test_a_refused_config_names_its_message_and_yields_to_a_known_cause():
 def test_an_engine_that_died_is_secondary_to_its_cause():
     """V0's 'Engine loop has died' follows from something said above it: a missing vllm._C is the cause."""
     w = Watch("spark-2")
-    w.feed_lines(_sample("vllm_extension_missing_qwen").splitlines())
+    w.feed_lines(sample("vllm_extension_missing_qwen").splitlines())
     cause = w.cause()
     assert cause is not None and cause.id == "vllm.extension_missing"
     assert {f.id for f in w.ranked() if f.secondary} == {"vllm.engine_core_died"}
@@ -247,14 +236,12 @@ def test_an_engine_that_died_is_secondary_to_its_cause():
 def test_an_ignored_environment_variable_is_information_only():
     """An unknown VLLM_ variable is told (it has no effect) but never stops a launch."""
     w = Watch("spark-1")
-    w.feed_lines(_sample("vllm_unknown_env_var").splitlines())
+    w.feed_lines(sample("vllm_unknown_env_var").splitlines())
     (f,) = w.ranked()
     assert f.severity == "info" and w.cause() is None
     assert f.count == 3 and f.figures["name"] == "VLLM_SERVE_ARGS"  # the latest of the three
 
 
 def test_a_hybrid_models_block_names_the_budget_to_set():
-    f = next(
-        f for f in scan(_sample("vllm_mamba_block_over_batched_tokens")) if f.id.startswith("vllm.mamba")
-    )
+    f = next(f for f in scan(sample("vllm_mamba_block_over_batched_tokens")) if f.id.startswith("vllm.mamba"))
     assert "(2048)" in f.title and "at least 2096" in f.fix
