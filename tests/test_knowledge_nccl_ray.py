@@ -81,9 +81,9 @@ def test_the_watchdogs_abort_line_ranks_after_the_timeout_it_follows_from():
     assert [f.id for f in alone] == ["nccl.watchdog_abort"] and alone[0].secondary
 
 
-def test_an_nvls_failure_is_named_before_the_generic_cuda_failure_on_its_line():
+def test_an_nvls_failure_is_named_alone_not_also_as_the_generic_cuda_failure_on_its_line():
     ranked = [f.id for f in scan((SAMPLES / "nccl_nvls_cuda_failure.log").read_text())]
-    assert ranked == ["nccl.nvls_failed", "nccl.cuda_error"]
+    assert ranked == ["nccl.nvls_failed"]
     assert "NCCL_NVLS_ENABLE=0" in _found("nccl_nvls_cuda_failure", "nccl.nvls_failed").fix
 
 
