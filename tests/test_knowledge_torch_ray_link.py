@@ -301,8 +301,8 @@ def test_a_spark_with_no_port_active_is_named():
     ],
 )
 def test_new_network_figures(name, ident, figures):
-    found = _found(name, ident)
-    assert {k: found.figures.get(k) for k in figures} == figures
+    finding = found(name, ident)
+    assert {k: finding.figures.get(k) for k in figures} == figures
 
 
 def test_nvls_cuda_failure_is_named_once():
