@@ -20,7 +20,6 @@ CORPUS = Path("/work/shared/corpus")  # the shared corpus of the development mac
 
 # Still missed (source -> the label it should be named as; `new:` ids do not exist yet).
 MISSED = {
-    "https://github.com/NVIDIA/nvidia-container-toolkit/issues/296": "new:nvidia_cli_namespace",
     "https://github.com/ray-project/ray/issues/38312": "ray.runtime_env_failed",
     "https://github.com/vllm-project/vllm/issues/9426": "new:tool_choice_without_tools",
     "https://github.com/alibaba/ROLL/issues/263": "ray.worker_register_failed",
@@ -30,7 +29,6 @@ MISSED = {
 
 # The family a row was collected for, by its label (new kinds by name, the rest by the id's prefix).
 NEW_KIND_FAMILY = {
-    "new:nvidia_cli_namespace": "docker",
     "new:tool_choice_without_tools": "vllm",
     "new:gpu_below_min_capability": "vllm",
 }
@@ -143,5 +141,6 @@ def test_round5_lines_are_named(source, label, what, line):
 def test_round5_misses_are_the_listed_ones():
     right, total, _, missed = score()
     assert missed == MISSED
-    # first look at a1cde1b: 67 of 73 (92%)
-    assert (right, sum(total.values())) == (67, 73)
+    # first look at a1cde1b: 67 of 73 (92%); blind after session 11's breadth work, three rows that became cited
+    # dropped: 65 of 70 (93%)
+    assert (right, sum(total.values())) == (65, 70)
