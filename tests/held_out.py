@@ -1,0 +1,121 @@
+"""A held-out round of real failure lines (tests/data/held_out/roundN.tsv) and the scorer it was measured with.
+
+One row a line: `source<TAB>label<TAB>what it is<TAB>the line verbatim`. A row is right when the ids the engine names for
+its line are exactly its label (`-`: nothing named; a `new:<kind>` label can only be met by an entry that does not
+exist yet). The round's test module lists its misses by name, so a fix shows up as a failing test until the list is
+updated, and a regression as a failing line."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_tui.knowledge import scan, table
+from tests.helpers import DATA, ROOT
+
+CORPUS = Path("/work/shared/corpus")  # the shared corpus of the development machine; absent elsewhere
+PREFIX_FAMILY = {"torch": "nccl", "driver": "cuda", "safetensors": "hub", "tokenizers": "hub"}
+
+
+def label_ids(label: str) -> set[str]:
+    return set() if label == "-" else set(label.split(","))
+
+
+@dataclass(frozen=True)
+class Row:
+    source: str
+    label: str
+    what: str
+    line: str
+
+
+@dataclass
+class Round:
+    """One round's rows; `new_kind_family` gives the family a `new:` label was collected for."""
+
+    name: str  # round4: tests/data/held_out/round4.tsv
+    new_kind_family: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return DATA / "held_out" / f"{self.name}.tsv"
+
+    def rows(self) -> list[Row]:
+        rows = []
+        for raw in self.path.read_text(encoding="utf-8").splitlines():
+            if raw and not raw.startswith("#"):
+                rows.append(Row(*raw.split("\t", 3)))
+        return rows
+
+    def family(self, label: str) -> str:
+        first = label.split(",")[0]
+        if first == "-":
+            return "must-not-name"
+        if first in self.new_kind_family:
+            return self.new_kind_family[first]
+        prefix = first.split(".")[0]
+        return PREFIX_FAMILY.get(prefix, prefix)
+
+    def score(self) -> tuple[int, Counter, Counter, dict[str, str]]:
+        """(rows named as labelled, rows per family, right rows per family, {source: label} of the misses)."""
+        total: Counter = Counter()
+        right: Counter = Counter()
+        missed = {}
+        for row in self.rows():
+            fam = self.family(row.label)
+            total[fam] += 1
+            if {f.id for f in scan(row.line)} == label_ids(row.label):
+                right[fam] += 1
+            else:
+                missed[row.source] = row.label
+        return sum(right.values()), total, right, missed
+
+    def cited(self, test_file: str) -> dict[str, list[str]]:
+        """The round's threads that a file of the project (tests, the table, the corpus) or an entry cites."""
+        mine = {self.path.resolve(), Path(test_file).resolve()}
+        roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
+        texts = {}
+        for root in roots:
+            for path in root.rglob("*"):
+                if path.is_file() and path.resolve() not in mine and "__pycache__" not in path.parts:
+                    texts[str(path)] = path.read_text(encoding="utf-8", errors="replace")
+        assert any(path.endswith(".source") for path in texts)  # the samples were read
+        entry_sources = {s for e in table().entries for s in e.source}
+        cited = {}
+        for row in self.rows():
+            pattern = _thread_pattern(row.source)
+            hits = [path for path, text in texts.items() if pattern.search(text)]
+            hits += [s for s in entry_sources if pattern.search(s)]
+            if hits:
+                cited[row.source] = hits
+        return cited
+
+    def unknown_labels(self) -> list[str]:
+        """Labels that are neither an entry's id nor a declared new kind."""
+        ids = {e.id for e in table().entries}
+        return [
+            one
+            for row in self.rows()
+            for one in label_ids(row.label)
+            if one not in ids and not one.startswith("new:")
+        ]
+
+
+def _thread_pattern(source: str) -> re.Pattern[str]:
+    """The thread cited as a URL (issues, pull or discussions) or as repo#N, the corpus INDEX's short form."""
+    owner, repo, _kind, number = source.removeprefix("https://github.com/").split("/")[:4]
+    return re.compile(
+        rf"(?:{re.escape(owner)}/{re.escape(repo)}/(?:issues|pull|discussions)/{number}"
+        rf"|(?<![\w.-]){re.escape(repo)}#{number})(?!\d)",
+        re.IGNORECASE,
+    )
+
+
+def well_formed(rows: list[Row]) -> bool:
+    """Distinct sources, each a GitHub issue or pull request."""
+    sources = [r.source for r in rows]
+    return len(set(sources)) == len(sources) and all(
+        re.fullmatch(r"https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+", s) for s in sources
+    )
