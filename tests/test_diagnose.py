@@ -30,7 +30,8 @@ def verdicts(result: dict) -> list[str]:
             "ibstat",
             [
                 "ok: mlx5_0 port 1: Active / LinkUp, 200 Gb/s, Ethernet (RoCE)",
-                "warn: mlx5_10 port 1: Down / Disabled, rate not shown, link layer not shown: not usable by NCCL until it is Active / LinkUp",
+                "info: mlx5_10 port 1: Down / Disabled, rate not shown, link layer not shown: not usable by NCCL until it"
+                " is Active / LinkUp (another port is up: an uncabled port, normal on a Spark)",
             ],
         ),
         (
@@ -227,3 +228,22 @@ def test_several_files_stdin_and_a_directory(run_cli, clean_env, monkeypatch):
     assert [r["kind"] for r in data["inputs"]] == ["gids", "gpu"]
     code, _, err = run_cli("diagnose", str(clean_env / "empty-dir-that-is-not-there"))
     assert code == 2 and "cannot read" in err
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "netif/ibdev2netdev-dgxspark-f0-up-perfguide-spark-5c2d.txt",
+        "netif/ibv_devinfo-dgxspark-cx7-4ports-f1-active.txt",
+    ],
+)
+def test_a_sparks_uncabled_ports_are_no_warning_while_another_port_is_up(rel):
+    """A Spark shows four RoCE ports and most clusters cable one or two: the others are down, normally."""
+    text = read(rel)
+    levels = [v["level"] for v in diagnose.analyse(text)["verdicts"]]
+    assert "ok" in levels and "info" in levels and "warn" not in levels
+    # the same output with every port down: each port is a warning
+    down = text.replace("(Up)", "(Down)").replace("PORT_ACTIVE", "PORT_DOWN")
+    levels = [v["level"] for v in diagnose.analyse(down)["verdicts"]]
+    assert levels and set(levels) == {"warn"}
+    assert "[INFO]" in diagnose.as_text(diagnose.analyse(text))

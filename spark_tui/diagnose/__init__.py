@@ -124,6 +124,16 @@ def _v(level: str, text: str) -> dict:
     return {"level": level, "text": text}
 
 
+def _port(up: bool, any_up: bool, text: str) -> dict:
+    """A port without link is a warning only when no port of the output has one: a DGX Spark shows four
+    RoCE ports (two per ConnectX-7 function) and most clusters cable one or two, so the rest are down."""
+    if up:
+        return _v("ok", text)
+    if any_up:
+        return _v("info", text + " (another port is up: an uncabled port, normal on a Spark)")
+    return _v("warn", text)
+
+
 # --- one reader per kind ------------------------------------------------------------------
 
 
@@ -244,12 +254,13 @@ def _netif(c: Cleaned) -> dict:
             break
     mappings = netif.parse_ibdev2netdev(text)
     ports = netif.parse_ibv_devinfo(text)
-    verdicts = [
-        _v("ok" if m.state == "Up" else "warn", f"{m.device} -> {m.netdev} ({m.state})") for m in mappings
-    ]
+    any_up = any(m.state == "Up" for m in mappings)
+    verdicts = [_port(m.state == "Up", any_up, f"{m.device} -> {m.netdev} ({m.state})") for m in mappings]
+    any_up = any(p.state == "PORT_ACTIVE" for p in ports)
     verdicts += [
-        _v(
-            "ok" if p.state == "PORT_ACTIVE" else "warn",
+        _port(
+            p.state == "PORT_ACTIVE",
+            any_up,
             f"{p.device} port {p.port}: {p.state}, active MTU {p.active_mtu}",
         )
         for p in ports
@@ -267,6 +278,7 @@ def _netif(c: Cleaned) -> dict:
 def _ibstat(c: Cleaned) -> dict:
     ports = rdma.parse_ibstat(c.text)
     verdicts = []
+    any_up = any(p.up for p in ports)
     for p in ports:
         layer = {"Ethernet": "Ethernet (RoCE)", "InfiniBand": "InfiniBand"}.get(
             p.link_layer, "link layer not shown"
@@ -274,10 +286,7 @@ def _ibstat(c: Cleaned) -> dict:
         rate = f"{p.rate} Gb/s" if p.rate else "rate not shown"
         text = f"{p.ca} port {p.port}: {p.state or '?'} / {p.physical_state or '?'}, {rate}, {layer}"
         verdicts.append(
-            _v(
-                "ok" if p.up else "warn",
-                text + ("" if p.up else ": not usable by NCCL until it is Active / LinkUp"),
-            )
+            _port(p.up, any_up, text + ("" if p.up else ": not usable by NCCL until it is Active / LinkUp"))
         )
     return {"summary": {"ports": [dataclasses.asdict(p) for p in ports]}, "verdicts": verdicts}
 
@@ -360,5 +369,5 @@ def as_text(result: dict) -> str:
 
 
 def _line(v: dict) -> str:
-    marks = {"ok": "OK  ", "warn": "WARN", "error": "FAIL"}
+    marks = {"ok": "OK  ", "info": "INFO", "warn": "WARN", "error": "FAIL"}
     return f"  [{marks.get(v['level'], v['level'])}] {v['text']}"

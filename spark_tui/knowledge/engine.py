@@ -165,6 +165,8 @@ class Matcher:
         # Every literal is ASCII: a batch holding other characters (tqdm's bars) is scanned as
         # ASCII with each of them one `?` (same offsets), which the automaton reads much faster.
         self._ascii = all(needle.isascii() for needle in by_needle)
+        # Lines that make an entry's match normal (README: `unless`), looked for in every line fed.
+        self.unless: list[tuple[str, Pattern]] = [(e.id, p) for e in self.table.entries for p in e.unless]
 
     def hit_lines(self, lines: list[str]) -> list[int]:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
@@ -289,10 +291,20 @@ class Watch:
     # Findings whose `then:` patterns still read figures: (finding, next pattern, lines left).
     _open: list[tuple[Finding, int, int]] = field(default_factory=list)
     matched: bool = False  # the last line fed matched a pattern
+    calm: set[str] = field(default_factory=set)  # entries an `unless:` line of this stream makes normal
 
     def feed(self, line: str) -> list[Finding]:
         """New findings of this line (a repeat only counts); `matched` says whether the line
         matched any pattern at all."""
+        self._calm(line)
+        return self._feed(line)
+
+    def _calm(self, line: str) -> None:
+        for ident, p in self.matcher.unless:
+            if p.needle in line and p.regex.search(line):
+                self.calm.add(ident)
+
+    def _feed(self, line: str) -> list[Finding]:
         if self._open:
             self._then(line)
         new = []
@@ -329,6 +341,9 @@ class Watch:
         """`feed` for a batch: only the lines holding a literal (and the lines a match's `then:`
         patterns still read) are looked at one by one."""
         lines = lines if isinstance(lines, list) else list(lines)
+        if self.matcher.unless:
+            for line in lines:
+                self._calm(line)
         hits = self.matcher.hit_lines(lines)
         out: list[Finding] = []
         i, h = 0, 0
@@ -339,7 +354,7 @@ class Watch:
                 if h == len(hits):
                     break
                 i = hits[h]
-            out += self.feed(lines[i])
+            out += self._feed(lines[i])
             i += 1
         return out
 
@@ -368,9 +383,11 @@ class Watch:
         return pos
 
     def ranked(self) -> list[Finding]:
-        """Primary failures before what follows from them, errors before warnings, in log order."""
+        """Primary failures before what follows from them, errors before warnings, in log order;
+        not an entry that a line of the stream made normal (`unless:`)."""
         order = {"error": 0, "warn": 1, "info": 2}
-        return sorted(self.findings.values(), key=lambda f: (f.secondary, order[f.severity]))
+        kept = [f for f in self.findings.values() if f.id not in self.calm]
+        return sorted(kept, key=lambda f: (f.secondary, order[f.severity]))
 
     def cause(self) -> Finding | None:
         """The failure to name: the first primary error, else the first error of any kind."""
@@ -381,13 +398,5 @@ class Watch:
 def scan(text: str, node: str = "") -> list[Finding]:
     """The findings of a whole text, ranked (an entry whose `unless:` lines the text holds is left out)."""
     w = Watch(node)
-    lines = text.splitlines()
-    w.feed_lines(lines)
-    found = w.ranked()
-    table = w.matcher.table
-    return [f for f in found if not _calmed(table.by_id(f.id), lines)]
-
-
-def _calmed(entry: Entry, lines: list[str]) -> bool:
-    """True when a line of the text matches one of the entry's `unless:` patterns."""
-    return any(p.needle in line and p.regex.search(line) for p in entry.unless for line in lines)
+    w.feed_lines(text.splitlines())
+    return w.ranked()
