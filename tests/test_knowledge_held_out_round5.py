@@ -23,9 +23,8 @@ CORPUS = Path("/work/shared/corpus")  # the shared corpus of the development mac
 MISSED: dict[str, str] = {}
 
 # The family a row was collected for, by its label (new kinds by name, the rest by the id's prefix).
-NEW_KIND_FAMILY: dict[
-    str, str
-] = {}  # the two new kinds got entries post-hoc (vllm.*) and their rows were relabelled
+# (the two new kinds got entries post-hoc, vllm.*, and their rows were relabelled: none left)
+NEW_KIND_FAMILY: dict[str, str] = {}
 PREFIX_FAMILY = {"torch": "nccl", "driver": "cuda", "safetensors": "hub", "tokenizers": "hub"}
 
 
