@@ -389,5 +389,8 @@ def scan(text: str, node: str = "") -> list[Finding]:
 
 
 def _calmed(entry: Entry, lines: list[str]) -> bool:
-    """True when a line of the text matches one of the entry's `unless:` patterns."""
-    return any(p.needle in line and p.regex.search(line) for p in entry.unless for line in lines)
+    """True when a line of the text matches one of the entry's `unless:` patterns (read as printed,
+    like the lines the patterns match)."""
+    return any(
+        p.needle in line and p.regex.search(line) for p in entry.unless for line in map(as_printed, lines)
+    )
