@@ -299,10 +299,16 @@ class Watch:
         self._calm(line)
         return self._feed(line)
 
-    def _calm(self, line: str) -> None:
+    def _calm(self, text: str) -> None:
+        """Notes the entries an `unless:` line of `text` (one line or a batch) makes normal, reading
+        it as printed like the lines the patterns match (a web page's curly quotes)."""
+        if not self.matcher.unless:
+            return
+        text = as_printed(text)
         for ident, p in self.matcher.unless:
-            if p.needle in line and p.regex.search(line):
-                self.calm.add(ident)
+            if ident not in self.calm and p.needle in text:
+                if any(p.regex.search(line) for line in text.splitlines() if p.needle in line):
+                    self.calm.add(ident)
 
     def _feed(self, line: str) -> list[Finding]:
         if self._open:
@@ -341,9 +347,7 @@ class Watch:
         """`feed` for a batch: only the lines holding a literal (and the lines a match's `then:`
         patterns still read) are looked at one by one."""
         lines = lines if isinstance(lines, list) else list(lines)
-        if self.matcher.unless:
-            for line in lines:
-                self._calm(line)
+        self._calm("\n".join(lines))
         hits = self.matcher.hit_lines(lines)
         out: list[Finding] = []
         i, h = 0, 0
