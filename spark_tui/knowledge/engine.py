@@ -153,10 +153,13 @@ def _fill(text: str, figures: dict[str, object]) -> str:
 class Matcher:
     def __init__(self, kb: Table | None = None):
         self.table = kb or table()
-        # Patterns in table order; each needle names the patterns that contain it.
-        self._items: list[tuple[Entry, Pattern]] = [(e, p) for e in self.table.entries for p in e.patterns]
+        # Patterns in table order, then the `unless:` lines (True: a line that makes the entry's
+        # match normal), all in one automaton; each needle names the patterns that contain it.
+        self._items: list[tuple[Entry, Pattern, bool]] = [
+            (e, p, False) for e in self.table.entries for p in e.patterns
+        ] + [(e, p, True) for e in self.table.entries for p in e.unless]
         by_needle: dict[str, list[int]] = {}
-        for i, (_, p) in enumerate(self._items):
+        for i, (_, p, _) in enumerate(self._items):
             by_needle.setdefault(p.needle, []).append(i)
         self._automaton = ahocorasick.Automaton()
         for needle, items in by_needle.items():
@@ -165,8 +168,6 @@ class Matcher:
         # Every literal is ASCII: a batch holding other characters (tqdm's bars) is scanned as
         # ASCII with each of them one `?` (same offsets), which the automaton reads much faster.
         self._ascii = all(needle.isascii() for needle in by_needle)
-        # Lines that make an entry's match normal (README: `unless`), looked for in every line fed.
-        self.unless: list[tuple[str, Pattern]] = [(e.id, p) for e in self.table.entries for p in e.unless]
 
     def hit_lines(self, lines: list[str]) -> list[int]:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
@@ -190,26 +191,31 @@ class Matcher:
 
         return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends})
 
-    def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object], tuple[int, int]]]]:
+    def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object], tuple[int, int]]], list[str]]:
         """The entries a line matches with the figures it carries and where the words matched
-        (one per entry), and the line as matched (ANSI colours removed): usually no entry."""
+        (one per entry), the line as matched (ANSI colours removed), and the ids of the entries
+        this line makes normal (their `unless:`): usually no entry and none."""
         scan = self._automaton.iter
         if "\x1b" in line:  # colours removed first: a code inside the wording would hide its literal
             line = ANSI.sub("", line)
         if not line.isascii():
             line = as_printed(line)
         if next(scan(line), None) is None:
-            return line, []
+            return line, [], []
         candidates = sorted({i for _, items in scan(line) for i in items})
         line = line.rstrip("\r")  # a CRLF text's lines: the figures end where the words end
         out: list[tuple[Entry, dict[str, object], tuple[int, int]]] = []
         done: set[str] = set()
+        calmed: list[str] = []
         for i in candidates:
-            entry, pattern = self._items[i]
+            entry, pattern, calms = self._items[i]
             if entry.id in done:
                 continue
             m = pattern.regex.search(line)
             if m is None:
+                continue
+            if calms:
+                calmed.append(entry.id)
                 continue
             done.add(entry.id)
             figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
@@ -219,11 +225,11 @@ class Matcher:
             # A catch-all gives way to what names the line more closely (README: `generic`).
             specific = [found for found in out if not found[0].generic]
             out = specific or out
-        return line, out
+        return line, out, calmed
 
     def match(self, line: str) -> list[Finding]:
         """Every entry a line matches (one finding per entry): usually none."""
-        line, found = self.raw(line)
+        line, found, _ = self.raw(line)
         return [self.make(entry, figures, line, span) for entry, figures, span in found]
 
     def make(
@@ -296,25 +302,11 @@ class Watch:
     def feed(self, line: str) -> list[Finding]:
         """New findings of this line (a repeat only counts); `matched` says whether the line
         matched any pattern at all."""
-        self._calm(line)
-        return self._feed(line)
-
-    def _calm(self, text: str) -> None:
-        """Notes the entries an `unless:` line of `text` (one line or a batch) makes normal, reading
-        it as printed like the lines the patterns match (a web page's curly quotes)."""
-        if not self.matcher.unless:
-            return
-        text = as_printed(text)
-        for ident, p in self.matcher.unless:
-            if ident not in self.calm and p.needle in text:
-                if any(p.regex.search(line) for line in text.splitlines() if p.needle in line):
-                    self.calm.add(ident)
-
-    def _feed(self, line: str) -> list[Finding]:
         if self._open:
             self._then(line)
         new = []
-        line, found = self.matcher.raw(line)
+        line, found, calmed = self.matcher.raw(line)
+        self.calm.update(calmed)
         self.matched = bool(found)
         for entry, figures, span in found:
             seen = self._same(entry, figures)
@@ -347,7 +339,6 @@ class Watch:
         """`feed` for a batch: only the lines holding a literal (and the lines a match's `then:`
         patterns still read) are looked at one by one."""
         lines = lines if isinstance(lines, list) else list(lines)
-        self._calm("\n".join(lines))
         hits = self.matcher.hit_lines(lines)
         out: list[Finding] = []
         i, h = 0, 0
@@ -358,7 +349,7 @@ class Watch:
                 if h == len(hits):
                     break
                 i = hits[h]
-            out += self._feed(lines[i])
+            out += self.feed(lines[i])
             i += 1
         return out
 
