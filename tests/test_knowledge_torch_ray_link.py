@@ -2,12 +2,10 @@
 figures come out as values, what follows from a cause ranks after it, each version's wording names
 the same entry, and look-alike healthy lines stay unnamed."""
 
-from pathlib import Path
-
 import pytest
 
 from spark_tui.knowledge import scan
-from tests.helpers import SAMPLES, found
+from tests.helpers import DATA, SAMPLES, found
 
 
 @pytest.mark.parametrize(
@@ -92,6 +90,29 @@ from tests.helpers import SAMPLES, found
         ("torch_gloo_no_address_spark", "torch.gloo_no_address", {"name": "eth0"}),
         ("torch_gloo_no_address_split", "torch.gloo_no_address", {"name": "^lo"}),
         ("ray_port_in_use_dashboard_bind", "ray.port_in_use", {"host": "0.0.0.0", "port": 8265}),
+        ("link_mlx5_load_failed", "link.mlx5_load_failed", {"pci": "0000:03:00.0", "code": -22}),
+        ("link_mlx5_cmd_timeout", "link.mlx5_cmd_timeout", {"pci": "0000:61:00.0", "command": "CREATE_DCT"}),
+        ("link_rdma_link_polling", "link.ib_port_not_active", {"state": "DOWN", "phys_state": "POLLING"}),
+        (
+            "nccl_socket_create_failed_v24",
+            "nccl.socket_create_failed",
+            {"error": "Address family not supported by protocol"},
+        ),
+        ("nccl_bootstrap_address_comm_id", "nccl.bootstrap_address", {"address": "192.168.0.91<27030>"}),
+        ("nccl_watchdog_abort_exception_detected", "nccl.watchdog_abort", {"rank": 7, "seq": 4486}),
+        ("nccl_nvls_bind_multicast", "nccl.nvls_failed", {"cuda_error": "2 'out of memory'"}),
+        ("torch_gloo_writev_reset", "torch.gloo_peer_lost", {"peer": "::1", "port": 54172}),
+        (
+            "torch_rendezvous_timeout_no_space",
+            "torch.rendezvous_timeout",
+            {"host": "0.15.4.33", "port": 39213},
+        ),
+        (
+            "torch_rendezvous_timeout_torchrun_host_port",
+            "torch.rendezvous_timeout",
+            {"host": "192.0.0.1", "port": 1234},
+        ),
+        ("torch_rendezvous_port_in_use_listen_v6", "torch.rendezvous_port_in_use", {"port": 47531}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -251,7 +272,7 @@ def test_a_device_nccl_cannot_open_is_named_once_not_as_a_resource_refusal():
     assert found[0].figures["device"] in {"mlx5_58", "mlx5_59"}
 
 
-SPARK_IBV_DEVINFO = Path(__file__).parent / "data" / "netif" / "ibv_devinfo-dgxspark-cx7-4ports-f1-active.txt"
+SPARK_IBV_DEVINFO = DATA / "netif" / "ibv_devinfo-dgxspark-cx7-4ports-f1-active.txt"
 
 
 def test_a_spark_with_its_unused_ports_down_names_nothing():
@@ -270,39 +291,6 @@ def test_a_spark_with_no_port_active_is_named():
     assert [f.id for f in scan(ibstat)] == ["link.ib_port_not_active"]
     up = ibstat + "CA 'rocep1s0f1'\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n"
     assert scan(up) == []
-
-
-@pytest.mark.parametrize(
-    "name, ident, figures",
-    [
-        ("link_mlx5_load_failed", "link.mlx5_load_failed", {"pci": "0000:03:00.0", "code": -22}),
-        ("link_mlx5_cmd_timeout", "link.mlx5_cmd_timeout", {"pci": "0000:61:00.0", "command": "CREATE_DCT"}),
-        ("link_rdma_link_polling", "link.ib_port_not_active", {"state": "DOWN", "phys_state": "POLLING"}),
-        (
-            "nccl_socket_create_failed_v24",
-            "nccl.socket_create_failed",
-            {"error": "Address family not supported by protocol"},
-        ),
-        ("nccl_bootstrap_address_comm_id", "nccl.bootstrap_address", {"address": "192.168.0.91<27030>"}),
-        ("nccl_watchdog_abort_exception_detected", "nccl.watchdog_abort", {"rank": 7, "seq": 4486}),
-        ("nccl_nvls_bind_multicast", "nccl.nvls_failed", {"cuda_error": "2 'out of memory'"}),
-        ("torch_gloo_writev_reset", "torch.gloo_peer_lost", {"peer": "::1", "port": 54172}),
-        (
-            "torch_rendezvous_timeout_no_space",
-            "torch.rendezvous_timeout",
-            {"host": "0.15.4.33", "port": 39213},
-        ),
-        (
-            "torch_rendezvous_timeout_torchrun_host_port",
-            "torch.rendezvous_timeout",
-            {"host": "192.0.0.1", "port": 1234},
-        ),
-        ("torch_rendezvous_port_in_use_listen_v6", "torch.rendezvous_port_in_use", {"port": 47531}),
-    ],
-)
-def test_new_network_figures(name, ident, figures):
-    finding = found(name, ident)
-    assert {k: finding.figures.get(k) for k in figures} == figures
 
 
 def test_nvls_cuda_failure_is_named_once():
