@@ -16,7 +16,14 @@ from spark_tui.knowledge import scan, table
 from tests.helpers import DATA, ROOT
 
 CORPUS = Path("/work/shared/corpus")  # the shared corpus of the development machine; absent elsewhere
-PREFIX_FAMILY = {"torch": "nccl", "driver": "cuda", "safetensors": "hub", "tokenizers": "hub"}
+PREFIX_FAMILY = {
+    "torch": "nccl",
+    "driver": "cuda",
+    "safetensors": "hub",
+    "tokenizers": "hub",
+    "tgi": "vllm",
+    "sglang": "vllm",
+}
 
 
 def label_ids(label: str) -> set[str]:
