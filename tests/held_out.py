@@ -81,7 +81,9 @@ class Round:
 
     def cited(self, test_file: str) -> dict[str, list[str]]:
         """The round's threads that a file of the project (tests, the table, the corpus) or an entry cites."""
-        mine = {self.path.resolve(), Path(test_file).resolve()}
+        # the held-out rounds themselves are not the project's knowledge: their headers name dropped candidates
+        held_out = {path.resolve() for path in (DATA / "held_out").glob("*.tsv")}
+        mine = held_out | {Path(test_file).resolve()}
         roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
         texts = {}
         for root in roots:

@@ -1,0 +1,120 @@
+"""The failure table against the held-out rounds collected in two blind parts (round 6 onwards):
+tests/data/held_out/roundN_A.tsv (vLLM, NCCL/torch.distributed, Ray, ...) and roundN_B.tsv (Docker/toolkit,
+CUDA/driver, Hub, links, ...), each with must-not-name lines. Each file's header tells how it was collected and every
+score it was given, blind or not. The form and the scorer are in tests/held_out.py."""
+
+import pytest
+
+from spark_tui.knowledge import scan
+from tests.held_out import Round, label_ids, well_formed
+from tests.helpers import DATA
+
+# The family a `new:` label (a kind the table had no entry for) counts in.
+NEW_KINDS = {
+    "new:tgi_flash_attention_required": "vllm",
+    "new:openllm_auto_map_missing": "vllm",
+    "new:cpu_swap_space_exhausted": "vllm",
+    "new:ray_gcs_unhandled_exception": "ray",
+    "new:swap_space_too_large": "vllm",
+    "new:xinference_vllm_version_mismatch": "vllm",
+    "new:sglang_unrecognized_arguments": "vllm",
+    "new:hub_expected_size_wrong": "hub",
+    "new:nccl_ring_topology_mismatch": "nccl",
+}
+PARTS = {name: Round(name, NEW_KINDS) for name in ("round6_A", "round6_B", "round7_A", "round7_B")}
+
+# Still missed (source -> its label), per part: a fix shows up as a failing test until it is taken off this list.
+GH = "https://github.com/"
+MISSED = {
+    "round6_A": {
+        GH + "huggingface/text-generation-inference/issues/686": "new:tgi_flash_attention_required",
+        GH + "bentoml/OpenLLM/issues/641": "new:openllm_auto_map_missing",
+        GH + "rllm-org/rllm/issues/62": "new:cpu_swap_space_exhausted",
+        GH + "ray-project/ray/issues/49105": "new:ray_gcs_unhandled_exception",
+        GH + "vllm-project/llm-compressor/issues/959": "vllm.weight_name_mismatch",
+        GH + "huggingface/text-generation-inference/issues/1627": "tgi.shard_crashed",
+        GH + "pytorch/pytorch/issues/23363": "nccl.system_error",
+        GH + "ray-project/ray/issues/8329": "ray.internal_check_failed",
+        GH + "sgl-project/sglang/issues/5883": "torch.gloo_timeout",
+        GH + "ray-project/ray/issues/18979": "-",
+    },
+    "round6_B": {
+        GH + "huggingface/huggingface_hub/issues/2936": "hub.rate_limited",
+        GH + "uccl-project/uccl/issues/641": "link.qp_rtr_failed",
+        GH + "Mellanox/k8s-rdma-shared-dev-plugin/issues/169": "link.no_rdma_devices",
+        GH + "madsys-dev/smart/issues/2": "link.qp_rtr_failed",
+        GH + "vllm-project/vllm/issues/1369": "cuda.runtime_library_missing",
+        GH + "ogx-ai/llama-stack-apps/issues/112": "docker.port_allocated",
+        GH + "runpod/containers/issues/56": "cuda.libcuda_missing",
+    },
+    "round7_A": {
+        GH + "facebookresearch/bitsandbytes/issues/34": "hub.unreachable",
+        GH + "lamikr/rocm_sdk_builder/issues/244": "hub.repo_not_found",
+        GH + "Ksuriuri/index-tts-vllm/issues/99": "new:swap_space_too_large",
+        GH + "kcosta42/VQGAN-CLIP-Docker/issues/1": "cuda.libcuda_missing",
+        GH + "vllm-project/vllm/issues/8855": "vllm.rope_scaling_invalid",
+        GH + "vllm-project/vllm/issues/18450": "vllm.unknown_model_type",
+        GH + "prov-gigapath/prov-gigapath/issues/92": "hub.not_authorized",
+        GH + "huggingface/huggingface_hub/issues/3307": "new:hub_expected_size_wrong",
+        GH + "vllm-project/vllm/issues/50331": "cuda.invalid_resource_handle",
+        GH + "xorbitsai/inference/issues/3135": "new:xinference_vllm_version_mismatch",
+        GH + "DeepVAC/TorchPod/issues/56": "cuda.device_side_assert",
+        GH + "vllm-project/vllm/issues/26774": "cuda.no_cuda_device",
+        GH + "sgl-project/sglang/issues/4116": "new:sglang_unrecognized_arguments",
+    },
+    "round7_B": {
+        GH + "NVIDIA/nccl/issues/879": "new:nccl_ring_topology_mismatch",
+        GH + "ray-project/ray/issues/15389": "ray.gcs_unreachable",
+        GH + "NVIDIA/nccl/issues/1020": "new:nccl_ring_topology_mismatch",
+        GH + "uccl-project/uccl/issues/972": "nccl.ib_completion_error",
+        GH + "openucx/ucx/issues/9515": "nccl.ib_completion_error",
+        GH + "Syllo/nvtop/issues/95": "driver.nvml_mismatch",
+        GH + "NVIDIA/nvidia-container-toolkit/issues/131": "docker.gpu_runtime_no_driver",
+        GH + "rwth-i6/returnn/issues/1486": "driver.gpu_lost",
+        GH + "heidsoft/devops/issues/67": "link.tx_timeout",
+        GH + "ray-project/ray/issues/13905": "ray.resources_claimed",
+        GH + "pytorch/examples/issues/812": "torch.gloo_connect_failed",
+        GH + "NVIDIA/open-gpu-kernel-modules/issues/230": "driver.gpu_unsupported",
+        GH + "deepseek-ai/DeepEP/issues/17": "link.qp_rtr_failed",
+    },
+}
+# (named right, rows) now; the headers keep the history (round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
+# scored at 27f00a4, before the session's breadth work: A 37/50, B 37/50).
+SCORE = {"round6_A": (36, 46), "round6_B": (40, 47), "round7_A": (37, 50), "round7_B": (37, 50)}
+NAMED = [(name, row) for name, r in PARTS.items() for row in r.rows() if row.source not in MISSED[name]]
+
+
+@pytest.mark.parametrize("name", PARTS)
+def test_a_part_is_independent_of_everything_the_project_cites(name):
+    rows = PARTS[name].rows()
+    assert len(rows) >= 45 and well_formed(rows)
+    assert PARTS[name].cited(__file__) == {}
+    assert PARTS[name].unknown_labels() == []
+
+
+@pytest.mark.parametrize("round_", sorted({name.split("_")[0] for name in PARTS}))
+def test_a_rounds_parts_share_no_thread_and_hold_must_not_name_lines(round_):
+    a, b = ({r.source for r in PARTS[f"{round_}_{p}"].rows()} for p in "AB")
+    assert not a & b
+    for part in "AB":
+        total = PARTS[f"{round_}_{part}"].score()[1]
+        assert total["must-not-name"] >= 9 and len(total) >= 4
+
+
+def test_no_thread_is_held_out_twice():
+    """Across the rounds in this form (4 onwards; a round's independence check leaves the other rounds out)."""
+    rounds = [Round(path.stem) for path in sorted((DATA / "held_out").glob("round*.tsv")) if path.stem != "round3"]
+    sources = [r.source for one in rounds for r in one.rows()]
+    assert len(rounds) >= 6 and len(sources) == len(set(sources))
+
+
+@pytest.mark.parametrize(("name", "row"), NAMED, ids=[r.source.removeprefix(GH) for _, r in NAMED])
+def test_a_held_out_line_is_named(name, row):
+    assert {f.id for f in scan(row.line)} == label_ids(row.label), row.what
+
+
+@pytest.mark.parametrize("name", PARTS)
+def test_a_parts_misses_are_the_listed_ones(name):
+    right, total, _, missed = PARTS[name].score()
+    assert missed == MISSED[name]
+    assert (right, sum(total.values())) == SCORE[name]
