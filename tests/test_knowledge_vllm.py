@@ -214,6 +214,7 @@ from tests.helpers import found, sample
             {"kernel": "cutlass_scaled_mm", "capability": 120, "required": "90 or 100"},
         ),
         ("vllm_quant_kernel_not_found_wna16", "vllm.quant_kernel_not_found", {"scheme": "WNA16"}),
+        ("vllm_bnb_model_unsupported", "vllm.bnb_model_unsupported", {"model_class": "Qwen2ForCausalLM"}),
         ("vllm_token_out_of_vocab_chat", "vllm.token_out_of_vocab", {"token": 151665}),
         (
             "tgi_added_token_not_consecutive",
