@@ -214,6 +214,16 @@ from tests.helpers import found, sample
             {"kernel": "cutlass_scaled_mm", "capability": 120, "required": "90 or 100"},
         ),
         ("vllm_quant_kernel_not_found_wna16", "vllm.quant_kernel_not_found", {"scheme": "WNA16"}),
+        (
+            "vllm_flashinfer_kernel_failed_gb10",
+            "vllm.flashinfer_kernel_failed",
+            {"kernel": "BatchPrefillWithPagedKVCache", "error": "invalid resource handle"},
+        ),
+        (
+            "vllm_flashinfer_sparse_mla_check",
+            "vllm.flashinfer_kernel_failed",
+            {"check": "num_tokens > 64 (5 vs. 64) : Decode (num_tokens <= 64)"},
+        ),
         ("vllm_bnb_model_unsupported", "vllm.bnb_model_unsupported", {"model_class": "Qwen2ForCausalLM"}),
         ("vllm_token_out_of_vocab_chat", "vllm.token_out_of_vocab", {"token": 151665}),
         (
