@@ -215,6 +215,11 @@ from tests.helpers import found, sample
         ),
         ("vllm_quant_kernel_not_found_wna16", "vllm.quant_kernel_not_found", {"scheme": "WNA16"}),
         (
+            "vllm_mm_placeholder_prompt_updates",
+            "vllm.mm_placeholder_mismatch",
+            {"count": 4, "modality": "image", "found": 3},
+        ),
+        (
             "vllm_flashinfer_kernel_failed_gb10",
             "vllm.flashinfer_kernel_failed",
             {"kernel": "BatchPrefillWithPagedKVCache", "error": "invalid resource handle"},
