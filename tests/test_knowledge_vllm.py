@@ -192,6 +192,55 @@ from tests.helpers import found, sample
             "vllm.engine_variant_unsupported",
             {"feature": "ngram/ngram_gpu speculative decoding"},
         ),
+        (
+            "vllm_kv_cache_preemption_recompute",
+            "vllm.kv_cache_preemption",
+            {"mode": "RECOMPUTE", "total": 101},
+        ),
+        ("vllm_spec_decode_ray_executor", "vllm.spec_decode_unsupported_executor", {"backend": "RayGPU"}),
+        (
+            "vllm_moe_backend_unsupported_nvfp4",
+            "vllm.moe_backend_unsupported_device",
+            {"quant": "NvFp4", "backend": "FLASHINFER_CUTLASS", "reason": "current device"},
+        ),
+        (
+            "vllm_moe_kernel_sm120",
+            "vllm.moe_backend_unsupported_device",
+            {"backend": "FlashInfer-CUTLASS", "sm": "sm_120"},
+        ),
+        (
+            "vllm_cutlass_kernel_missing_required",
+            "vllm.cutlass_kernel_missing",
+            {"kernel": "cutlass_scaled_mm", "capability": 120, "required": "90 or 100"},
+        ),
+        ("vllm_quant_kernel_not_found_wna16", "vllm.quant_kernel_not_found", {"scheme": "WNA16"}),
+        (
+            "vllm_mm_placeholder_prompt_updates",
+            "vllm.mm_placeholder_mismatch",
+            {"count": 4, "modality": "image", "found": 3},
+        ),
+        (
+            "vllm_flashinfer_kernel_failed_gb10",
+            "vllm.flashinfer_kernel_failed",
+            {"kernel": "BatchPrefillWithPagedKVCache", "error": "invalid resource handle"},
+        ),
+        (
+            "vllm_flashinfer_sparse_mla_check",
+            "vllm.flashinfer_kernel_failed",
+            {"check": "num_tokens > 64 (5 vs. 64) : Decode (num_tokens <= 64)"},
+        ),
+        ("vllm_bnb_model_unsupported", "vllm.bnb_model_unsupported", {"model_class": "Qwen2ForCausalLM"}),
+        ("vllm_token_out_of_vocab_chat", "vllm.token_out_of_vocab", {"token": 151665}),
+        (
+            "tgi_added_token_not_consecutive",
+            "tokenizers.added_token_not_consecutive",
+            {"token": "<unk>", "expected": 32000, "index": 0},
+        ),
+        (
+            "vllm_lora_vocab_size_nemo",
+            "vllm.lora_vocab_size_unsupported",
+            {"min_vocab": 32000, "max_vocab": 128512},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -245,3 +294,20 @@ def test_an_ignored_environment_variable_is_information_only():
 def test_a_hybrid_models_block_names_the_budget_to_set():
     f = next(f for f in scan(sample("vllm_mamba_block_over_batched_tokens")) if f.id.startswith("vllm.mamba"))
     assert "(2048)" in f.title and "at least 2096" in f.fix
+
+
+def test_a_request_refused_in_preprocessing_follows_its_cause():
+    """The server's 'Error in preprocessing prompt inputs' wraps the request's own refusal: the
+    refusal is the cause, the wrapper is secondary and only a warning (the server keeps serving)."""
+    w = Watch("spark-1")
+    w.feed_lines(sample("vllm_max_tokens_too_large").splitlines())
+    assert [f.id for f in w.ranked()] == ["vllm.max_tokens_too_large", "vllm.request_preprocessing_failed"]
+    alone = scan(sample("vllm_request_preprocessing_failed"))
+    assert [(f.id, f.severity, f.secondary) for f in alone] == [
+        ("vllm.request_preprocessing_failed", "warn", True)
+    ]
+
+
+def test_a_preemption_warning_names_the_mode_and_its_count():
+    f = found("vllm_kv_cache_preemption_recompute", "vllm.kv_cache_preemption")
+    assert f.severity == "warn" and "(RECOMPUTE)" in f.title and "101 preemptions" in f.title
