@@ -252,7 +252,12 @@ def test_a_program_missing_not_executable_or_killed_is_a_result(cluster, tmp_pat
     "env, flags, cause",
     [
         ({"SPARK_TEST_FAIL": "oom"}, {}, "torch.OutOfMemoryError: CUDA out of memory"),
-        ({"SPARK_TEST_FAIL": "crash"}, {}, "{node}: container exited with code 1: "),
+        # "container exited with code 1: ..." or "vLLM failed: ...", by which is seen first: the line either way
+        (
+            {"SPARK_TEST_FAIL": "crash"},
+            {},
+            "RuntimeError: Engine core initialization failed. See root cause above.",
+        ),
         ({}, {"vllm_args": ["--no-such-option"]}, "unrecognized arguments: --no-such-option"),
     ],
     ids=["oom", "crash", "bad argument"],
