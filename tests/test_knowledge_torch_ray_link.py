@@ -128,6 +128,11 @@ from tests.helpers import DATA, SAMPLES, found
             },
         ),
         (
+            "ray_pending_demands_prefixed",
+            "ray.pending_demands",
+            {"request": "{'CPU': 0.1, 'memory': 142555610.0}"},
+        ),
+        (
             "ray_core_worker_check_failed",
             "ray.internal_check_failed",
             {"check": "death_cause.context_case() == ContextCase::kActorDiedErrorContext"},
