@@ -133,6 +133,12 @@ from tests.helpers import DATA, SAMPLES, found
             {"request": "{'CPU': 0.1, 'memory': 142555610.0}"},
         ),
         (
+            "torch_gloo_connect_refused_loopback",
+            "torch.gloo_connect_failed",
+            {"peer": "127.0.1.1", "port": 3210, "error": "Connection refused"},
+        ),
+        ("link_ibv_devices_list_enosys", "link.no_rdma_devices", {"error": "Function not implemented"}),
+        (
             "ray_core_worker_check_failed",
             "ray.internal_check_failed",
             {"check": "death_cause.context_case() == ContextCase::kActorDiedErrorContext"},
