@@ -308,6 +308,17 @@ def test_a_gcs_lost_without_its_timeout_reads_without_a_placeholder():
     assert timed.title == "the Ray GCS stopped answering for 60 s"
 
 
+def test_a_closed_compiled_graph_channel_is_named_instead_of_any_fatal_check():
+    """The raylet's fatal check on a closed compiled-graph channel (vLLM over Ray) is its own kind;
+    another fatal check of a Ray process is still the generic one."""
+    assert [f.id for f in scan((SAMPLES / "ray_cgraph_channel_closed.log").read_text())] == [
+        "ray.cgraph_channel_closed"
+    ]
+    assert [f.id for f in scan((SAMPLES / "ray_core_worker_check_failed.log").read_text())] == [
+        "ray.internal_check_failed"
+    ]
+
+
 def test_a_proxy_close_at_teardown_is_not_a_failed_connection_set_up():
     """NCCL's proxy fails its Close operations while an aborted communicator is torn down (a real
     log, tests/data/not_recognised/nccl_proxy_close_teardown); a Connect that fails is the failure."""
