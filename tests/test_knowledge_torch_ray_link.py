@@ -139,6 +139,11 @@ from tests.helpers import DATA, SAMPLES, found
         ),
         ("link_ibv_devices_list_enosys", "link.no_rdma_devices", {"error": "Function not implemented"}),
         (
+            "torch_store_send_broken_pipe",
+            "torch.store_connection_lost",
+            {"remote": "[bogon]:43145", "error": "Broken pipe"},
+        ),
+        (
             "ray_core_worker_check_failed",
             "ray.internal_check_failed",
             {"check": "death_cause.context_case() == ContextCase::kActorDiedErrorContext"},
