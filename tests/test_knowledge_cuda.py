@@ -124,6 +124,17 @@ from tests.helpers import SAMPLES, found
         ),
         ("transformers_cant_load_weights", "hub.cannot_load_model", {"model": "bert-base-uncased"}),
         (
+            "cuda_fmha_kernel_sm121_spark",
+            "cuda.fmha_kernel_wrong_arch",
+            {"kernel": "fmha_cutlassF_f32_aligned_32x128_gmem_sm80", "range": "sm80-sm100", "built": "sm121"},
+        ),
+        ("cuda_fmha_kernel_unquoted", "cuda.fmha_kernel_wrong_arch", {"built": "sm75"}),
+        (
+            "transformers_remote_code_flash_attn",
+            "hub.remote_code_imports_missing",
+            {"packages": "flash_attn"},
+        ),
+        (
             "transformers_weights_unreadable_shard",
             "hub.checkpoint_load_failed",
             {
