@@ -130,6 +130,16 @@ from tests.helpers import SAMPLES, found
         ),
         ("cuda_fmha_kernel_unquoted", "cuda.fmha_kernel_wrong_arch", {"built": "sm75"}),
         (
+            "transformers_import_failed_one_line",
+            "hub.transformers_module_import_failed",
+            {"module": "transformers.models.mistral.modeling_mistral"},
+        ),
+        (
+            "triton_ptxas_unsupported_version",
+            "cuda.ptxas_older_than_ptx",
+            {"ptx_version": "8.6", "ptxas_version": "8.5"},
+        ),
+        (
             "transformers_remote_code_flash_attn",
             "hub.remote_code_imports_missing",
             {"packages": "flash_attn"},
