@@ -77,6 +77,81 @@ from tests.helpers import SAMPLES, found
             {"path": "/projects/bfmz/minum/llmflux-data/.cache/flashinfer"},
         ),
         ("cpu_thermal_throttle", "system.cpu_thermal_throttle", {"scope": "Package"}),
+        (
+            "triton_libcuda_symlink_hint",
+            "cuda.triton_libcuda_unlinked",
+            {"found": "/lib/x86_64-linux-gnu/libcuda.so.1"},
+        ),
+        (
+            "cuda_nvrtc_builtins_missing",
+            "cuda.nvrtc_builtins_missing",
+            {"library": "libnvrtc-builtins.so.11.1"},
+        ),
+        (
+            "cuda_nvrtc_builtins_unversioned",
+            "cuda.nvrtc_builtins_missing",
+            {"library": "libnvrtc-builtins.so"},
+        ),
+        (
+            "triton_key_import_inductor",
+            "cuda.triton_torch_mismatch",
+            {"name": "triton_key", "module": "triton.compiler.compiler"},
+        ),
+        ("cufft_internal_error_paddle", "cuda.cufft_error", {"status": "CUFFT_INTERNAL_ERROR"}),
+        (
+            "cuda_ext_version_mismatch_wrapped",
+            "cuda.extension_cuda_mismatch",
+            {"found": "11.8", "torch_cuda": "11.7"},
+        ),
+        (
+            "cuda_ext_version_mismatch",
+            "cuda.extension_cuda_mismatch",
+            {"found": "11.8", "torch_cuda": "12.4"},
+        ),
+        (
+            "hub_disk_space_warning",
+            "hub.download_disk_low",
+            {
+                "expected_mb": 3945.44,
+                "free_mb": 3421.6,
+                "path": "/root/.cache/huggingface/hub/models--Qwen--Qwen2.5-7B-Instruct/blobs",
+            },
+        ),
+        (
+            "hub_specific_connection_error_416",
+            "hub.specific_connection_error",
+            {"model": "apple/aimv2-3B-patch14-224", "status": 416},
+        ),
+        ("transformers_cant_load_weights", "hub.cannot_load_model", {"model": "bert-base-uncased"}),
+        (
+            "cuda_fmha_kernel_sm121_spark",
+            "cuda.fmha_kernel_wrong_arch",
+            {"kernel": "fmha_cutlassF_f32_aligned_32x128_gmem_sm80", "range": "sm80-sm100", "built": "sm121"},
+        ),
+        ("cuda_fmha_kernel_unquoted", "cuda.fmha_kernel_wrong_arch", {"built": "sm75"}),
+        (
+            "transformers_import_failed_one_line",
+            "hub.transformers_module_import_failed",
+            {"module": "transformers.models.mistral.modeling_mistral"},
+        ),
+        (
+            "triton_ptxas_unsupported_version",
+            "cuda.ptxas_older_than_ptx",
+            {"ptx_version": "8.6", "ptxas_version": "8.5"},
+        ),
+        (
+            "transformers_remote_code_flash_attn",
+            "hub.remote_code_imports_missing",
+            {"packages": "flash_attn"},
+        ),
+        (
+            "transformers_weights_unreadable_shard",
+            "hub.checkpoint_load_failed",
+            {
+                "file": "model_cache/models--decapoda-research--llama-30b-hf/snapshots/"
+                "f991780f9362b2fcaefad066cd235058844562b7/pytorch_model-00039-of-00061.bin"
+            },
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

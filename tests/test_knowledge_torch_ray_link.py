@@ -113,6 +113,51 @@ from tests.helpers import DATA, SAMPLES, found
             {"host": "192.0.0.1", "port": 1234},
         ),
         ("torch_rendezvous_port_in_use_listen_v6", "torch.rendezvous_port_in_use", {"port": 47531}),
+        ("ray_gcs_reconnect_failed", "ray.gcs_died", {"address": "127.0.0.1:6379", "seconds": None}),
+        (
+            "ray_redis_connection_error_init",
+            "ray.gcs_unreachable",
+            {"errno": 60, "address": "10.30.1.10:X", "error": "Operation timed out"},
+        ),
+        (
+            "ray_pending_demands_bundles",
+            "ray.pending_demands",
+            {
+                "request": "{'node:ec2-<MY ADDRESS>.us-west-2.compute.amazonaws.com': 0.001, 'GPU': 1.0} * 1, "
+                "{'GPU': 1.0} * 15"
+            },
+        ),
+        (
+            "ray_pending_demands_prefixed",
+            "ray.pending_demands",
+            {"request": "{'CPU': 0.1, 'memory': 142555610.0}"},
+        ),
+        (
+            "torch_gloo_connect_refused_loopback",
+            "torch.gloo_connect_failed",
+            {"peer": "127.0.1.1", "port": 3210, "error": "Connection refused"},
+        ),
+        ("link_ibv_devices_list_enosys", "link.no_rdma_devices", {"error": "Function not implemented"}),
+        (
+            "torch_store_send_broken_pipe",
+            "torch.store_connection_lost",
+            {"remote": "[bogon]:43145", "error": "Broken pipe"},
+        ),
+        (
+            "ray_core_worker_check_failed",
+            "ray.internal_check_failed",
+            {"check": "death_cause.context_case() == ContextCase::kActorDiedErrorContext"},
+        ),
+        (
+            "torch_store_should_dump_flag",
+            "torch.store_connection_lost",
+            {"error": "failed to recv, got 0 bytes"},
+        ),
+        (
+            "link_perftest_connect_failed",
+            "link.perftest_connect_failed",
+            {"host": "192.168.125.211", "port": 18515},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -259,6 +304,34 @@ def test_gloos_interface_error_ranks_before_the_engine_it_killed():
     found = scan((SAMPLES / "torch_gloo_no_address_split.log").read_text())
     ranked = [f.id for f in found]
     assert ranked.index("torch.gloo_no_address") < ranked.index("vllm.engine_core_died")
+
+
+def test_a_gcs_lost_without_its_timeout_reads_without_a_placeholder():
+    lost = found("ray_gcs_reconnect_failed", "ray.gcs_died")
+    assert lost.title == "the Ray GCS at 127.0.0.1:6379 stopped answering"
+    timed = found("ray_gcs_died_raylet_check", "ray.gcs_died")
+    assert timed.title == "the Ray GCS stopped answering for 60 s"
+
+
+def test_a_closed_compiled_graph_channel_is_named_instead_of_any_fatal_check():
+    """The raylet's fatal check on a closed compiled-graph channel (vLLM over Ray) is its own kind;
+    another fatal check of a Ray process is still the generic one."""
+    assert [f.id for f in scan((SAMPLES / "ray_cgraph_channel_closed.log").read_text())] == [
+        "ray.cgraph_channel_closed"
+    ]
+    assert [f.id for f in scan((SAMPLES / "ray_core_worker_check_failed.log").read_text())] == [
+        "ray.internal_check_failed"
+    ]
+
+
+def test_a_proxy_close_at_teardown_is_not_a_failed_connection_set_up():
+    """NCCL's proxy fails its Close operations while an aborted communicator is torn down (a real
+    log, tests/data/not_recognised/nccl_proxy_close_teardown); a Connect that fails is the failure."""
+    close = "su14-gpu07:49091:49179 [0] proxy.cc:1521 NCCL WARN [Proxy Service 1] Failed to execute operation Close from rank 1, retcode 3"
+    assert scan(close) == []
+    # NVIDIA/nccl-tests#166, cited by nccl.internal_error
+    connect = "ubuntu:39964:40075 [0] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2"
+    assert [f.id for f in scan(connect)] == ["nccl.proxy_call_failed"]
 
 
 def test_a_gcs_without_an_address_reads_without_a_placeholder():
