@@ -153,6 +153,11 @@ from tests.helpers import SAMPLES, found
         ),
         ("podman_cgroup_pids_unavailable", "docker.cgroup_controller_missing", {"controller": "pids"}),
         (
+            "docker_data_root_read_only_build",
+            "docker.data_root_read_only",
+            {"path": "/var/lib/docker/tmp/docker-builder125433410"},
+        ),
+        (
             "hub_incorrect_path_or_model_id",
             "hub.bad_repo_id",
             {"model": "xtuner/llava-internlm2-20b/projector"},
