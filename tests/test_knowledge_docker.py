@@ -153,6 +153,17 @@ from tests.helpers import SAMPLES, found
         ),
         ("podman_cgroup_pids_unavailable", "docker.cgroup_controller_missing", {"controller": "pids"}),
         (
+            "driver_dkms_build_failed",
+            "driver.dkms_build_failed",
+            {"kernel": "6.17.9-76061709-generic", "module": "nvidia", "version": "580.119.02"},
+        ),
+        (
+            "oom_cgroup_v1_docker_limit",
+            "system.oom_killer",
+            {"cgroup": "/docker/9f9cdbfd1ad345748869b4cbaaa0e71b573e54c30ed44071e9dbc948ecc7e857"},
+        ),
+        ("docker_exit_137", "system.process_killed", {"pid": 7}),
+        (
             "docker_data_root_read_only_build",
             "docker.data_root_read_only",
             {"path": "/var/lib/docker/tmp/docker-builder125433410"},
