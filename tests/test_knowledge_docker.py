@@ -132,6 +132,43 @@ from tests.helpers import SAMPLES, found
             {"why": "ReqwestMiddleware Error: Request failed after 5 retries"},
         ),
         (
+            "docker_systemd_unit_failed",
+            "docker.systemd_unit_failed",
+            {"unit": "docker-init-proxy.scope", "result": "failed"},
+        ),
+        (
+            "docker_runc_libseccomp_notify",
+            "docker.runtime_libseccomp_too_old",
+            {"runtime": "runc", "symbol": "seccomp_notify_respond"},
+        ),
+        (
+            "docker_invalid_spec_empty_mode",
+            "docker.volume_spec_invalid",
+            {"spec": ":/config/machine-learning:rw"},
+        ),
+        (
+            "docker_daemon_start_limit",
+            "docker.daemon_start_failed",
+            {"why": "Start request repeated too quickly"},
+        ),
+        ("podman_cgroup_pids_unavailable", "docker.cgroup_controller_missing", {"controller": "pids"}),
+        (
+            "driver_dkms_build_failed",
+            "driver.dkms_build_failed",
+            {"kernel": "6.17.9-76061709-generic", "module": "nvidia", "version": "580.119.02"},
+        ),
+        (
+            "oom_cgroup_v1_docker_limit",
+            "system.oom_killer",
+            {"cgroup": "/docker/9f9cdbfd1ad345748869b4cbaaa0e71b573e54c30ed44071e9dbc948ecc7e857"},
+        ),
+        ("docker_exit_137", "system.process_killed", {"pid": 7}),
+        (
+            "docker_data_root_read_only_build",
+            "docker.data_root_read_only",
+            {"path": "/var/lib/docker/tmp/docker-builder125433410"},
+        ),
+        (
             "hub_incorrect_path_or_model_id",
             "hub.bad_repo_id",
             {"model": "xtuner/llava-internlm2-20b/projector"},
@@ -176,3 +213,15 @@ def test_a_program_missing_on_the_host_is_not_taken_for_the_entrypoint():
 def test_the_runtime_itself_missing_is_not_taken_for_a_program_missing_from_the_image():
     ids = [f.id for f in scan((SAMPLES / "docker_nvidia_runtime_not_in_path.log").read_text())]
     assert ids == ["docker.gpu_runtime_missing"]
+
+
+def test_dockerd_failing_to_start_is_named_after_the_reason_dockerd_gave():
+    ids = [f.id for f in scan((SAMPLES / "docker_daemon_start_volume_store.log").read_text())]
+    assert ids == ["docker.volume_store_locked", "docker.daemon_start_failed"]
+
+
+def test_a_shells_killed_line_gives_way_to_the_containers_exit_code():
+    ids = [f.id for f in scan((SAMPLES / "docker_exit_137.log").read_text())]
+    assert ids == ["docker.oom_killed", "system.process_killed"]
+    f = found("oom_shell_killed_progress", "system.process_killed")
+    assert "SIGKILL" in f.title and f.secondary
