@@ -56,7 +56,6 @@ MISSED = {
         GH + "vllm-project/vllm/issues/18450": "vllm.unknown_model_type",
         GH + "prov-gigapath/prov-gigapath/issues/92": "hub.not_authorized",
         GH + "huggingface/huggingface_hub/issues/3307": "new:hub_expected_size_wrong",
-        GH + "vllm-project/vllm/issues/50331": "cuda.invalid_resource_handle",
         GH + "xorbitsai/inference/issues/3135": "new:xinference_vllm_version_mismatch",
         GH + "DeepVAC/TorchPod/issues/56": "cuda.device_side_assert",
         GH + "vllm-project/vllm/issues/26774": "cuda.no_cuda_device",
@@ -73,14 +72,14 @@ MISSED = {
         GH + "rwth-i6/returnn/issues/1486": "driver.gpu_lost",
         GH + "heidsoft/devops/issues/67": "link.tx_timeout",
         GH + "ray-project/ray/issues/13905": "ray.resources_claimed",
-        GH + "pytorch/examples/issues/812": "torch.gloo_connect_failed",
         GH + "NVIDIA/open-gpu-kernel-modules/issues/230": "driver.gpu_unsupported",
         GH + "deepseek-ai/DeepEP/issues/17": "link.qp_rtr_failed",
     },
 }
-# (named right, rows) now; the headers keep the history (round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
-# scored at 27f00a4, before the session's breadth work: A 37/50, B 37/50).
-SCORE = {"round6_A": (36, 46), "round6_B": (40, 47), "round7_A": (37, 50), "round7_B": (37, 50)}
+# (named right, rows) now; the headers keep the history. Round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
+# at 27f00a4: A 37/50, B 37/50. Blind after session 12's first breadth wave (four engineers who never saw these
+# rounds; round 7 A lost two rows its samples now cite): 6 A 36/46, 6 B 40/47, 7 A 36/48, 7 B 38/50 (150 of 191).
+SCORE = {"round6_A": (36, 46), "round6_B": (40, 47), "round7_A": (36, 48), "round7_B": (38, 50)}
 NAMED = [(name, row) for name, r in PARTS.items() for row in r.rows() if row.source not in MISSED[name]]
 
 
