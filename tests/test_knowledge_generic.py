@@ -76,6 +76,7 @@ def test_generic_is_true_or_false():
         "cuda.kernel_image_invalid",
         "cuda.cudnn_error",
         "nccl.cuda_error",
+        "vllm.cuda_graph_capture_failed",  # SGLang's "Capture cuda graph failed: <the cause>"
     ],
 )
 def test_the_packaged_catch_alls_are_generic(ident):

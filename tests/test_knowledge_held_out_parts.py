@@ -11,9 +11,7 @@ from tests.helpers import DATA
 
 # The family a `new:` label (a kind the table had no entry for) counts in.
 NEW_KINDS = {
-    "new:tgi_flash_attention_required": "vllm",
     "new:openllm_auto_map_missing": "vllm",
-    "new:cpu_swap_space_exhausted": "vllm",
     "new:ray_gcs_unhandled_exception": "ray",
     "new:swap_space_too_large": "vllm",
     "new:xinference_vllm_version_mismatch": "vllm",
@@ -27,15 +25,10 @@ PARTS = {name: Round(name, NEW_KINDS) for name in ("round6_A", "round6_B", "roun
 GH = "https://github.com/"
 MISSED = {
     "round6_A": {
-        GH + "huggingface/text-generation-inference/issues/686": "new:tgi_flash_attention_required",
         GH + "bentoml/OpenLLM/issues/641": "new:openllm_auto_map_missing",
-        GH + "rllm-org/rllm/issues/62": "new:cpu_swap_space_exhausted",
         GH + "ray-project/ray/issues/49105": "new:ray_gcs_unhandled_exception",
-        GH + "vllm-project/llm-compressor/issues/959": "vllm.weight_name_mismatch",
-        GH + "huggingface/text-generation-inference/issues/1627": "tgi.shard_crashed",
         GH + "pytorch/pytorch/issues/23363": "nccl.system_error",
         GH + "ray-project/ray/issues/8329": "ray.internal_check_failed",
-        GH + "sgl-project/sglang/issues/5883": "torch.gloo_timeout",
         GH + "ray-project/ray/issues/18979": "-",
     },
     "round6_B": {
@@ -79,7 +72,9 @@ MISSED = {
 # (named right, rows) now; the headers keep the history. Round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
 # at 27f00a4: A 37/50, B 37/50. Blind after session 12's first breadth wave (four engineers who never saw these
 # rounds; round 7 A lost two rows its samples now cite): 6 A 36/46, 6 B 40/47, 7 A 36/48, 7 B 38/50 (150 of 191).
-SCORE = {"round6_A": (36, 46), "round6_B": (40, 47), "round7_A": (36, 48), "round7_B": (38, 50)}
+# Then post-hoc fixes, made after reading the misses from other threads' wordings (each header says which): no longer
+# blind, so the blind figures above stay the measure.
+SCORE = {"round6_A": (41, 46), "round6_B": (40, 47), "round7_A": (36, 48), "round7_B": (38, 50)}
 NAMED = [(name, row) for name, r in PARTS.items() for row in r.rows() if row.source not in MISSED[name]]
 
 
@@ -102,7 +97,9 @@ def test_a_rounds_parts_share_no_thread_and_hold_must_not_name_lines(round_):
 
 def test_no_thread_is_held_out_twice():
     """Across the rounds in this form (4 onwards; a round's independence check leaves the other rounds out)."""
-    rounds = [Round(path.stem) for path in sorted((DATA / "held_out").glob("round*.tsv")) if path.stem != "round3"]
+    rounds = [
+        Round(path.stem) for path in sorted((DATA / "held_out").glob("round*.tsv")) if path.stem != "round3"
+    ]
     sources = [r.source for one in rounds for r in one.rows()]
     assert len(rounds) >= 6 and len(sources) == len(set(sources))
 
