@@ -271,6 +271,7 @@ from tests.helpers import found, sample
             "vllm.unrecognized_arguments",
             {"program": "build_async_engine_client_from_engine_args", "args": "stat_loggers"},
         ),
+        ("gpustack_no_schedulable_worker", "gpustack.no_schedulable_worker", {"gib": 0.0, "gpus": 0}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
