@@ -272,6 +272,11 @@ from tests.helpers import found, sample
             {"program": "build_async_engine_client_from_engine_args", "args": "stat_loggers"},
         ),
         ("gpustack_no_schedulable_worker", "gpustack.no_schedulable_worker", {"gib": 0.0, "gpus": 0}),
+        (
+            "tgi2_argument_validation_max_input",
+            "tgi.argument_invalid",
+            {"error": "`max_input_tokens`(65537) must be < `max_total_tokens`(65536)"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
