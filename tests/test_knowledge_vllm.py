@@ -241,6 +241,42 @@ from tests.helpers import found, sample
             "vllm.lora_vocab_size_unsupported",
             {"min_vocab": 32000, "max_vocab": 128512},
         ),
+        # programs beside vLLM: SGLang, TGI, LMDeploy, LiteLLM, Triton's vLLM backend
+        ("sglang2_prompt_too_long_json", "vllm.prompt_too_long", {"length": 61709, "max_len": 40960}),
+        # wrapped by the client's terminal: the limit is read from the next line
+        (
+            "vllm2_litellm_prompt_too_long_wrapped",
+            "vllm.prompt_too_long",
+            {"length": 1492905, "max_len": 1048576},
+        ),
+        ("sglang2_input_too_long", "sglang.input_too_long", {"length": 160062, "max_len": 59862}),
+        (
+            "sglang2_unsupported_architectures_legacy",
+            "vllm.unsupported_architecture",
+            {"architectures": "ChatGLMForConditionalGeneration"},
+        ),
+        ("sglang2_detokenizer_unresponsive", "sglang.detokenizer_unresponsive", {"seconds": 20}),
+        ("tgi2_unsupported_model_type_cogvlm2", "tgi.unsupported_model_type", {"model_type": "cogvlm2"}),
+        ("tgi2_sharded_needs_flash_attention", "tgi.sharded_needs_flash_attention", {"model": "Llama"}),
+        ("tgi2_shard_failed_to_start", "tgi.shard_crashed", {"shard": 0}),
+        (
+            "lmdeploy_turbomind_oom",
+            "lmdeploy.turbomind_oom",
+            {"where": "/lmdeploy/src/turbomind/utils/memory_utils.cu:32"},
+        ),
+        ("lmdeploy_session_len_run_out_of_tokens", "lmdeploy.session_len_exceeded", {"session": 119}),
+        ("lmdeploy_engine_main_loop_task_failed", "lmdeploy.engine_loop_failed", {"task": "EngineMainLoop"}),
+        (
+            "vllm2_triton_backend_stat_loggers",
+            "vllm.unrecognized_arguments",
+            {"program": "build_async_engine_client_from_engine_args", "args": "stat_loggers"},
+        ),
+        ("gpustack_no_schedulable_worker", "gpustack.no_schedulable_worker", {"gib": 0.0, "gpus": 0}),
+        (
+            "tgi2_argument_validation_max_input",
+            "tgi.argument_invalid",
+            {"error": "`max_input_tokens`(65537) must be < `max_total_tokens`(65536)"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -311,3 +347,11 @@ def test_a_request_refused_in_preprocessing_follows_its_cause():
 def test_a_preemption_warning_names_the_mode_and_its_count():
     f = found("vllm_kv_cache_preemption_recompute", "vllm.kv_cache_preemption")
     assert f.severity == "warn" and "(RECOMPUTE)" in f.title and "101 preemptions" in f.title
+
+
+def test_an_old_engine_that_died_is_secondary_to_what_killed_it():
+    """The V0 engine's background loop and a TGI shard that never started are named only when
+    nothing above says why (a port taken by another process)."""
+    assert [f.id for f in scan(sample("vllm2_engine_background_task_failed"))] == ["vllm.engine_core_died"]
+    ids = [f.id for f in scan(sample("tgi2_shard_failed_to_start_port_in_use"))]
+    assert ids[0] == "torch.rendezvous_port_in_use"
