@@ -173,6 +173,32 @@ from tests.helpers import SAMPLES, found
             "hub.bad_repo_id",
             {"model": "xtuner/llava-internlm2-20b/projector"},
         ),
+        ("gen_docker_port_desktop_exposing", "docker.port_allocated", {"address": "0.0.0.0:53"}),
+        ("gen_docker_port_desktop_windows", "docker.port_allocated", {"address": "0.0.0.0:3306"}),
+        (
+            "gen_docker_gpu_runtime_no_driver_compose",
+            "docker.gpu_runtime_no_driver",
+            {"library": "libnvidia-ml.so.1"},
+        ),
+        (
+            "gen_docker_gpu_runtime_no_driver_libcuda",
+            "docker.gpu_runtime_no_driver",
+            {"library": "libcuda.so.1"},
+        ),
+        (
+            "gen_docker_manifest_unknown_podman",
+            "docker.manifest_unknown",
+            {"tag": "dev", "image": "ghcr.io/ricoberger/script_exporter"},
+        ),
+        ("gen_docker_no_arch_podman", "docker.no_arm64_manifest", {"platform": "arm64"}),
+        ("gen_docker_executable_not_found_crun", "docker.executable_not_found", {"program": "nonexistent"}),
+        (
+            "gen_docker_exec_format_python",
+            "docker.exec_format_error",
+            {"program": "/home/user/Desktop/wad2bin-gui-linux-x86_64/wad2bin"},
+        ),
+        ("gen_docker_exec_format_shell", "docker.exec_format_error", {"program": "./ytdl-sub_aarch64"}),
+        ("gen_driver_open_module_datacenter_only_talos", "driver.rm_init_failed", {"pci": "0000:07:00.0"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
