@@ -98,6 +98,12 @@ from tests.helpers import SAMPLES, found
         ("gen_link_nvshmem_ibrc_modify_qp", "link.qp_rtr_failed", {"status": 22}),
         ("gen_ray_resources_claimed_placement", "ray.resources_claimed", {"request": "{CPU: 1.000000}"}),
         ("gen_link_tx_timeout_ipqess", "link.tx_timeout", {"netdev": "eth0", "queue": 0}),
+        (
+            "gen_nccl_perftest_completion_one_line",
+            "nccl.ib_completion_error",
+            {"status": 12, "syndrome": "81"},
+        ),
+        ("gen_nccl_perftest_completion_status4", "nccl.ib_completion_error", {"status": 4, "syndrome": "51"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
