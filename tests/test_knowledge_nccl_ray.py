@@ -104,6 +104,7 @@ from tests.helpers import SAMPLES, found
             {"status": 12, "syndrome": "81"},
         ),
         ("gen_nccl_perftest_completion_status4", "nccl.ib_completion_error", {"status": 4, "syndrome": "51"}),
+        ("gen_ray_glog_check_failed", "ray.internal_check_failed", {"check": "entry"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
