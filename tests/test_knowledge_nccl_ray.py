@@ -59,6 +59,52 @@ from tests.helpers import SAMPLES, found
                 "link": "8 GT/s x8 link",
             },
         ),
+        ("gen_nccl_ring_loop_back", "nccl.ring_mismatch", {"ring": 2, "got": 7, "expected": 2}),
+        (
+            "gen_nccl_ucx_retry_exceeded_roce",
+            "nccl.ib_completion_error",
+            {"status_text": "Transport retry count exceeded", "device": "mlx5_0:1"},
+        ),
+        (
+            "gen_nccl_ucx_fatal_retry_exceeded",
+            "nccl.ib_completion_error",
+            {"status_text": "Transport retry count exceeded", "device": "mlx5_3:1"},
+        ),
+        (
+            "gen_nccl_mooncake_retry_counter",
+            "nccl.ib_completion_error",
+            {"status_text": "transport retry counter exceeded"},
+        ),
+        (
+            "gen_link_ucx_dci_rtr",
+            "link.qp_rtr_failed",
+            {"qp_type": "DCI", "to_state": "RTR", "error": "Invalid argument"},
+        ),
+        (
+            "gen_link_orangefs_rtr_rts",
+            "link.qp_rtr_failed",
+            {"from_state": "RTR", "to_state": "RTS", "error": "Invalid argument"},
+        ),
+        (
+            "gen_link_mlx5_cmd_rtr2rts",
+            "link.qp_rtr_failed",
+            {"command": "RTR2RTS_QP", "error": "bad parameter"},
+        ),
+        (
+            "gen_link_nvshmem_ibgda_init2rtr",
+            "link.qp_rtr_failed",
+            {"command": "INIT2RTR_QP", "syndrome": "764216"},
+        ),
+        ("gen_link_nvshmem_ibrc_modify_qp", "link.qp_rtr_failed", {"status": 22}),
+        ("gen_ray_resources_claimed_placement", "ray.resources_claimed", {"request": "{CPU: 1.000000}"}),
+        ("gen_link_tx_timeout_ipqess", "link.tx_timeout", {"netdev": "eth0", "queue": 0}),
+        (
+            "gen_nccl_perftest_completion_one_line",
+            "nccl.ib_completion_error",
+            {"status": 12, "syndrome": "81"},
+        ),
+        ("gen_nccl_perftest_completion_status4", "nccl.ib_completion_error", {"status": 4, "syndrome": "51"}),
+        ("gen_ray_glog_check_failed", "ray.internal_check_failed", {"check": "entry"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
