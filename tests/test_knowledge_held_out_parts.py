@@ -17,7 +17,6 @@ NEW_KINDS = {
     "new:xinference_vllm_version_mismatch": "vllm",
     "new:sglang_unrecognized_arguments": "vllm",
     "new:hub_expected_size_wrong": "hub",
-    "new:nccl_ring_topology_mismatch": "nccl",
 }
 PARTS = {name: Round(name, NEW_KINDS) for name in ("round6_A", "round6_B", "round7_A", "round7_B")}
 
@@ -26,18 +25,15 @@ GH = "https://github.com/"
 MISSED = {
     "round6_A": {
         GH + "bentoml/OpenLLM/issues/641": "new:openllm_auto_map_missing",
-        GH + "ray-project/ray/issues/49105": "new:ray_gcs_unhandled_exception",
         GH + "pytorch/pytorch/issues/23363": "nccl.system_error",
-        GH + "ray-project/ray/issues/8329": "ray.internal_check_failed",
         GH + "ray-project/ray/issues/18979": "-",
+        GH + "ray-project/ray/issues/49105": "new:ray_gcs_unhandled_exception",
     },
     "round6_B": {
         GH + "huggingface/huggingface_hub/issues/2936": "hub.rate_limited",
-        GH + "uccl-project/uccl/issues/641": "link.qp_rtr_failed",
         GH + "Mellanox/k8s-rdma-shared-dev-plugin/issues/169": "link.no_rdma_devices",
         GH + "madsys-dev/smart/issues/2": "link.qp_rtr_failed",
         GH + "vllm-project/vllm/issues/1369": "cuda.runtime_library_missing",
-        GH + "ogx-ai/llama-stack-apps/issues/112": "docker.port_allocated",
         GH + "runpod/containers/issues/56": "cuda.libcuda_missing",
     },
     "round7_A": {
@@ -55,18 +51,9 @@ MISSED = {
         GH + "sgl-project/sglang/issues/4116": "new:sglang_unrecognized_arguments",
     },
     "round7_B": {
-        GH + "NVIDIA/nccl/issues/879": "new:nccl_ring_topology_mismatch",
         GH + "ray-project/ray/issues/15389": "ray.gcs_unreachable",
-        GH + "NVIDIA/nccl/issues/1020": "new:nccl_ring_topology_mismatch",
-        GH + "uccl-project/uccl/issues/972": "nccl.ib_completion_error",
-        GH + "openucx/ucx/issues/9515": "nccl.ib_completion_error",
-        GH + "Syllo/nvtop/issues/95": "driver.nvml_mismatch",
-        GH + "NVIDIA/nvidia-container-toolkit/issues/131": "docker.gpu_runtime_no_driver",
         GH + "rwth-i6/returnn/issues/1486": "driver.gpu_lost",
         GH + "heidsoft/devops/issues/67": "link.tx_timeout",
-        GH + "ray-project/ray/issues/13905": "ray.resources_claimed",
-        GH + "NVIDIA/open-gpu-kernel-modules/issues/230": "driver.gpu_unsupported",
-        GH + "deepseek-ai/DeepEP/issues/17": "link.qp_rtr_failed",
     },
 }
 # (named right, rows) now; the headers keep the history. Round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
@@ -74,7 +61,7 @@ MISSED = {
 # rounds; round 7 A lost two rows its samples now cite): 6 A 36/46, 6 B 40/47, 7 A 36/48, 7 B 38/50 (150 of 191).
 # Then post-hoc fixes, made after reading the misses from other threads' wordings (each header says which): no longer
 # blind, so the blind figures above stay the measure.
-SCORE = {"round6_A": (41, 46), "round6_B": (40, 47), "round7_A": (36, 48), "round7_B": (38, 50)}
+SCORE = {"round6_A": (42, 46), "round6_B": (42, 47), "round7_A": (36, 48), "round7_B": (47, 50)}
 NAMED = [(name, row) for name, r in PARTS.items() for row in r.rows() if row.source not in MISSED[name]]
 
 
