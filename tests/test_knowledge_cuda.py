@@ -165,6 +165,8 @@ from tests.helpers import SAMPLES, found
                 "a8d08b36ada9cacfe34c4d6f80957772a025daf2/1_Pooling/config.json"
             },
         ),
+        ("gen_hub_read_timeout_mirror_cdn", "hub.download_timeout", {"host": "cdn-lfs-us-1.hf-mirror.com"}),
+        ("gen_hub_offline_mirror_endpoint", "hub.offline_not_cached", {"url": "https://hf-mirror.com"}),
         (
             "gen_hub_repo_not_found_dataset_api",
             "hub.repo_not_found",
