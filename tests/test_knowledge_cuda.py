@@ -152,6 +152,27 @@ from tests.helpers import SAMPLES, found
                 "f991780f9362b2fcaefad066cd235058844562b7/pytorch_model-00039-of-00061.bin"
             },
         ),
+        (
+            "gen_cuda_cudart_missing_minor",
+            "cuda.runtime_library_missing",
+            {"library": "libcudart.so.11.0", "cuda": "11"},
+        ),
+        (
+            "gen_hub_rate_limited_reqwest_tei",
+            "hub.rate_limited",
+            {
+                "url_path": "Alibaba-NLP/gte-Qwen2-7B-instruct/resolve/"
+                "a8d08b36ada9cacfe34c4d6f80957772a025daf2/1_Pooling/config.json"
+            },
+        ),
+        ("gen_hub_read_timeout_mirror_cdn", "hub.download_timeout", {"host": "cdn-lfs-us-1.hf-mirror.com"}),
+        ("gen_hub_offline_mirror_endpoint", "hub.offline_not_cached", {"url": "https://hf-mirror.com"}),
+        ("gen_cuda_header_missing_clang", "cuda.toolkit_headers_missing", {"header": "cuda_runtime.h"}),
+        (
+            "gen_hub_repo_not_found_dataset_api",
+            "hub.repo_not_found",
+            {"model": "FlippNipper/autotrain-data-zwha-djee-60wc"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
