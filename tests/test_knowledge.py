@@ -386,6 +386,9 @@ def _entry(**over) -> str:
         ({"family": "gpu"}, "family 'gpu'"),
         ({"source": "somewhere"}, "source must be"),
         ({"patterns": ["'(?:abc|def)'"]}, "no literal of 4+"),
+        # the prefilter's `in` is case-sensitive: a case-insensitive part gives it no literal
+        ({"patterns": ["'(?i)cuda error'"]}, "no literal of 4+"),
+        ({"patterns": ["'(?i:cuda error) x'"]}, "no literal of 4+"),
         ({"patterns": ["'broken ('"]}, "bad regex"),
         ({"figures": "{m: int}"}, "captured by no pattern"),
         ({"fix": "'use {nope}'"}, "no such figure"),
@@ -396,6 +399,14 @@ def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):
     with pytest.raises(KnowledgeError) as err:
         parse_table(_entry(**over), "kb.yaml")
     assert str(err.value).startswith("kb.yaml:entry 1 (x.y): ") and wording in str(err.value)
+
+
+def test_a_case_insensitive_part_still_matches_any_case():
+    """Its letters are left out of the prefilter's literal, so the line is not dropped before the regex runs."""
+    from spark_tui.knowledge import Matcher
+
+    kb = parse_table(_entry(patterns=["'(?i:cuda) error (?P<n>\\d+) in launch'"]), "kb.yaml")
+    assert [f.id for f in Matcher(kb).match("CUDA error 700 in launch")] == ["x.y"]
 
 
 def test_the_packaged_table_loads_and_an_id_is_used_once():

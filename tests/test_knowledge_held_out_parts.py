@@ -30,24 +30,18 @@ MISSED = {
         GH + "ray-project/ray/issues/49105": "new:ray_gcs_unhandled_exception",
     },
     "round6_B": {
-        GH + "huggingface/huggingface_hub/issues/2936": "hub.rate_limited",
         GH + "Mellanox/k8s-rdma-shared-dev-plugin/issues/169": "link.no_rdma_devices",
         GH + "madsys-dev/smart/issues/2": "link.qp_rtr_failed",
-        GH + "vllm-project/vllm/issues/1369": "cuda.runtime_library_missing",
-        GH + "runpod/containers/issues/56": "cuda.libcuda_missing",
     },
     "round7_A": {
         GH + "facebookresearch/bitsandbytes/issues/34": "hub.unreachable",
         GH + "lamikr/rocm_sdk_builder/issues/244": "hub.repo_not_found",
         GH + "Ksuriuri/index-tts-vllm/issues/99": "new:swap_space_too_large",
-        GH + "kcosta42/VQGAN-CLIP-Docker/issues/1": "cuda.libcuda_missing",
         GH + "vllm-project/vllm/issues/8855": "vllm.rope_scaling_invalid",
         GH + "vllm-project/vllm/issues/18450": "vllm.unknown_model_type",
         GH + "prov-gigapath/prov-gigapath/issues/92": "hub.not_authorized",
         GH + "huggingface/huggingface_hub/issues/3307": "new:hub_expected_size_wrong",
         GH + "xorbitsai/inference/issues/3135": "new:xinference_vllm_version_mismatch",
-        GH + "DeepVAC/TorchPod/issues/56": "cuda.device_side_assert",
-        GH + "vllm-project/vllm/issues/26774": "cuda.no_cuda_device",
         GH + "sgl-project/sglang/issues/4116": "new:sglang_unrecognized_arguments",
     },
     "round7_B": {
@@ -61,7 +55,7 @@ MISSED = {
 # rounds; round 7 A lost two rows its samples now cite): 6 A 36/46, 6 B 40/47, 7 A 36/48, 7 B 38/50 (150 of 191).
 # Then post-hoc fixes, made after reading the misses from other threads' wordings (each header says which): no longer
 # blind, so the blind figures above stay the measure.
-SCORE = {"round6_A": (42, 46), "round6_B": (42, 47), "round7_A": (36, 48), "round7_B": (47, 50)}
+SCORE = {"round6_A": (42, 46), "round6_B": (45, 47), "round7_A": (39, 48), "round7_B": (47, 50)}
 NAMED = [(name, row) for name, r in PARTS.items() for row in r.rows() if row.source not in MISSED[name]]
 
 

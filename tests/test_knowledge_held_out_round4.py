@@ -15,6 +15,9 @@ MISSED = {
     "https://github.com/ray-project/ray/issues/6662": "new:ray_lost_raylet_connection",
     "https://github.com/MrYxJ/calculate-flops.pytorch/issues/51": "hub.repo_not_found",
     "https://github.com/aistudynow/Comfyui-HunyuanFoley/issues/6": "hub.cannot_load_model",
+    # the same torch line ("No CUDA GPUs are available") was labelled vllm.no_device here and cuda.no_cuda_device by
+    # two later collectors (round 7 A); session 12 names torch's own lines in the CUDA family, whatever runs them
+    "https://github.com/ray-project/ray/issues/51193": "vllm.no_device",
 }
 NAMED = [r for r in ROWS if r.source not in MISSED]
 
@@ -41,5 +44,5 @@ def test_round4_misses_are_the_listed_ones():
     assert missed == MISSED
     # first look at 9ef66b4: 58 of 74 (78%); blind after session 10's breadth work: 63 of 73 (86%);
     # after session 11's generic entries and the fixes of round 4's misses, two rows relabelled (post-hoc,
-    # the tsv header says why): 69 of 73 (95%)
-    assert (right, sum(total.values())) == (69, 73)
+    # the tsv header says why): 69 of 73 (95%); session 12, torch's no-GPU line moved to the CUDA family: 68 of 73
+    assert (right, sum(total.values())) == (68, 73)

@@ -105,7 +105,10 @@ def _longest_literal(parsed) -> tuple[str, bool]:
         if op is sre_c.LITERAL:
             run += chr(arg)
             continue
-        if op is sre_c.SUBPATTERN:
+        if op is sre_c.SUBPATTERN and arg[1] & sre_c.SRE_FLAG_IGNORECASE:
+            # `(?i:...)` matches any case, the prefilter's `in` one only: its letters are no literal
+            best = max(best, run, key=len)
+        elif op is sre_c.SUBPATTERN:
             inner, literal = _longest_literal(arg[-1])
             if literal:
                 run += inner
@@ -126,11 +129,12 @@ def needle_of(regex: str, where: str) -> str:
         parsed = sre_parse.parse(regex)
     except re.error as exc:
         raise KnowledgeError(f"{where}: bad regex {regex!r}: {exc}") from None
-    best, _ = _longest_literal(parsed)
+    best, _ = _longest_literal(parsed) if not parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE else ("", False)
     if len(best) < MIN_NEEDLE:
         raise KnowledgeError(
             f"{where}: pattern {regex!r} has no literal of {MIN_NEEDLE}+ characters outside "
-            "alternations and repetitions (the prefilter needs one): split the alternation into patterns"
+            "alternations, repetitions and (?i) parts (the prefilter needs one, case and all): split the "
+            "alternation into patterns"
         )
     return best
 
