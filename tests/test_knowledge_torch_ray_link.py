@@ -57,6 +57,11 @@ from tests.helpers import DATA, SAMPLES, found
             {"remote": "[::ffff:0.0.0.0]:12201", "error": "Connection reset by peer"},
         ),
         (
+            "gen2_torch_store_recv_vector",
+            "torch.store_connection_lost",
+            {"remote": "[ip-172-16-0-2.us-west-2.compute.internal]:49587", "error": "Connection reset by peer"},
+        ),
+        (
             "torch_store_client_retrying",
             "torch.store_connection_lost",
             {"remote": "100.64.0.1:59782", "tries": 6, "timeout_ms": 1800000},
