@@ -91,6 +91,7 @@ from tests.helpers import DATA, SAMPLES, found
         ("ray_worker_start_timeout_dead", "ray.worker_start_timeout", {"state": "dead"}),
         ("torch_client_socket_any_address", "torch.rendezvous_timeout", {"host": "05", "port": 40323}),
         ("ray_redis_connection_raylet_legacy", "ray.gcs_unreachable", {"address": "head ip:39902"}),
+        ("gen2_ray_redis_retries", "ray.gcs_unreachable", {"address": "10.0.199.179:xxxx", "retries": 16}),
         ("torch_gloo_timeout_send", "torch.gloo_timeout", {"timeout_ms": 1800000, "op": "send"}),
         ("torch_gloo_no_address_spark", "torch.gloo_no_address", {"name": "eth0"}),
         ("torch_gloo_no_address_split", "torch.gloo_no_address", {"name": "^lo"}),
