@@ -99,6 +99,11 @@ from tests.helpers import DATA, SAMPLES, found
         ("torch_gloo_no_address_split", "torch.gloo_no_address", {"name": "^lo"}),
         ("ray_port_in_use_dashboard_bind", "ray.port_in_use", {"host": "0.0.0.0", "port": 8265}),
         ("gen2_ray_grpc_server_port", "ray.port_in_use", {"port": 8076}),
+        (
+            "gen2_ray_node_died_error",
+            "ray.node_dead",
+            {"address": "10.244.1.4", "node_id": "74673a353f8e0caba3dcb01d6e777d7dc64490656fa0b38ccf9ed161"},
+        ),
         ("gen2_ray_grpc_server_port_worker", "ray.port_in_use", {"port": 10058}),
         ("link_mlx5_load_failed", "link.mlx5_load_failed", {"pci": "0000:03:00.0", "code": -22}),
         ("link_mlx5_cmd_timeout", "link.mlx5_cmd_timeout", {"pci": "0000:61:00.0", "command": "CREATE_DCT"}),
