@@ -57,11 +57,18 @@ from tests.helpers import DATA, SAMPLES, found
             {"remote": "[::ffff:0.0.0.0]:12201", "error": "Connection reset by peer"},
         ),
         ("gen2_torch_launch_called_process", "torch.elastic_child_failed", {"local_rank": 0, "exit_code": 1}),
-        ("gen2_torch_launch_called_process_args", "torch.elastic_child_failed", {"local_rank": 1, "exit_code": 1}),
+        (
+            "gen2_torch_launch_called_process_args",
+            "torch.elastic_child_failed",
+            {"local_rank": 1, "exit_code": 1},
+        ),
         (
             "gen2_torch_store_recv_vector",
             "torch.store_connection_lost",
-            {"remote": "[ip-172-16-0-2.us-west-2.compute.internal]:49587", "error": "Connection reset by peer"},
+            {
+                "remote": "[ip-172-16-0-2.us-west-2.compute.internal]:49587",
+                "error": "Connection reset by peer",
+            },
         ),
         (
             "torch_store_client_retrying",
