@@ -167,6 +167,12 @@ from tests.helpers import SAMPLES, found
         ),
         ("gen_hub_read_timeout_mirror_cdn", "hub.download_timeout", {"host": "cdn-lfs-us-1.hf-mirror.com"}),
         ("gen_hub_offline_mirror_endpoint", "hub.offline_not_cached", {"url": "https://hf-mirror.com"}),
+        ("gen2_hub_reqwest_401", "hub.invalid_token", {"url_path": "jeanvydes/jane/resolve/main/vocab.json"}),
+        (
+            "gen2_hub_rust_hf_hub_403",
+            "hub.not_authorized",
+            {"model": "meta-llama/Meta-Llama-3.1-8B-Instruct"},
+        ),
         ("gen_cuda_header_missing_clang", "cuda.toolkit_headers_missing", {"header": "cuda_runtime.h"}),
         (
             "gen_hub_repo_not_found_dataset_api",
