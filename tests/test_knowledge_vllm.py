@@ -258,6 +258,7 @@ from tests.helpers import found, sample
         ("sglang2_detokenizer_unresponsive", "sglang.detokenizer_unresponsive", {"seconds": 20}),
         ("tgi2_unsupported_model_type_cogvlm2", "tgi.unsupported_model_type", {"model_type": "cogvlm2"}),
         ("tgi2_sharded_needs_flash_attention", "tgi.sharded_needs_flash_attention", {"model": "Llama"}),
+        ("gen_tgi_shard_size_not_divisible", "tgi.shard_size_not_divisible", {"size": 65027, "shards": 4}),
         ("tgi2_shard_failed_to_start", "tgi.shard_crashed", {"shard": 0}),
         (
             "lmdeploy_turbomind_oom",
