@@ -261,6 +261,7 @@ from tests.helpers import found, sample
         ("gen_tgi_shard_size_not_divisible", "tgi.shard_size_not_divisible", {"size": 65027, "shards": 4}),
         ("gen_vllm_quant_input_not_aligned", "vllm.quant_shard_not_divisible", {"dim": "input"}),
         ("gen_sglang_scheduler_dead", "sglang.scheduler_died", {"rank": 0}),
+        ("gen_sglang_init_failed_warmup", "sglang.init_failed", {"stage": "warmup"}),
         ("tgi2_shard_failed_to_start", "tgi.shard_crashed", {"shard": 0}),
         (
             "lmdeploy_turbomind_oom",
