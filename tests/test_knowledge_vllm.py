@@ -258,6 +258,10 @@ from tests.helpers import found, sample
         ("sglang2_detokenizer_unresponsive", "sglang.detokenizer_unresponsive", {"seconds": 20}),
         ("tgi2_unsupported_model_type_cogvlm2", "tgi.unsupported_model_type", {"model_type": "cogvlm2"}),
         ("tgi2_sharded_needs_flash_attention", "tgi.sharded_needs_flash_attention", {"model": "Llama"}),
+        ("gen_tgi_shard_size_not_divisible", "tgi.shard_size_not_divisible", {"size": 65027, "shards": 4}),
+        ("gen_vllm_quant_input_not_aligned", "vllm.quant_shard_not_divisible", {"dim": "input"}),
+        ("gen_sglang_scheduler_dead", "sglang.scheduler_died", {"rank": 0}),
+        ("gen_sglang_init_failed_warmup", "sglang.init_failed", {"stage": "warmup"}),
         ("tgi2_shard_failed_to_start", "tgi.shard_crashed", {"shard": 0}),
         (
             "lmdeploy_turbomind_oom",
