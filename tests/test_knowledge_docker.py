@@ -205,6 +205,11 @@ from tests.helpers import SAMPLES, found
             {"reason": "address not mapped to object", "address": "0x18"},
         ),
         ("gen2_system_segfault_ucx_nil", "system.segfault", {"address": "(nil)"}),
+        (
+            "gen2_driver_insmod_unknown_symbol",
+            "driver.module_insert_failed",
+            {"module": "nvidia", "reason": "Unknown symbol in module"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
