@@ -206,6 +206,11 @@ from tests.helpers import SAMPLES, found
         ),
         ("gen2_system_segfault_ucx_nil", "system.segfault", {"address": "(nil)"}),
         (
+            "gen2_docker_rate_limited_nerdctl",
+            "docker.rate_limited",
+            {"url": "https://registry-1.docker.io/v2/library/nginx/manifests/latest"},
+        ),
+        (
             "gen2_driver_insmod_unknown_symbol",
             "driver.module_insert_failed",
             {"module": "nvidia", "reason": "Unknown symbol in module"},
