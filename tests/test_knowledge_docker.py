@@ -199,6 +199,22 @@ from tests.helpers import SAMPLES, found
         ),
         ("gen_docker_exec_format_shell", "docker.exec_format_error", {"program": "./ytdl-sub_aarch64"}),
         ("gen_driver_open_module_datacenter_only_talos", "driver.rm_init_failed", {"pci": "0000:07:00.0"}),
+        (
+            "gen2_system_segfault_ucx",
+            "system.segfault",
+            {"reason": "address not mapped to object", "address": "0x18"},
+        ),
+        ("gen2_system_segfault_ucx_nil", "system.segfault", {"address": "(nil)"}),
+        (
+            "gen2_docker_rate_limited_nerdctl",
+            "docker.rate_limited",
+            {"url": "https://registry-1.docker.io/v2/library/nginx/manifests/latest"},
+        ),
+        (
+            "gen2_driver_insmod_unknown_symbol",
+            "driver.module_insert_failed",
+            {"module": "nvidia", "reason": "Unknown symbol in module"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
