@@ -17,8 +17,12 @@ NEW_KINDS = {
     "new:xinference_vllm_version_mismatch": "vllm",
     "new:sglang_unrecognized_arguments": "vllm",
     "new:hub_expected_size_wrong": "hub",
+    "new:cupy_tcp_store_unavailable": "nccl",
 }
-PARTS = {name: Round(name, NEW_KINDS) for name in ("round6_A", "round6_B", "round7_A", "round7_B")}
+PARTS = {
+    name: Round(name, NEW_KINDS)
+    for name in ("round6_A", "round6_B", "round7_A", "round7_B", "round8_A", "round8_B")
+}
 
 # Still missed (source -> its label), per part: a fix shows up as a failing test until it is taken off this list.
 GH = "https://github.com/"
@@ -49,13 +53,37 @@ MISSED = {
         GH + "rwth-i6/returnn/issues/1486": "driver.gpu_lost",
         GH + "heidsoft/devops/issues/67": "link.tx_timeout",
     },
+    "round8_A": {
+        GH + "huggingface/text-generation-inference/issues/814": "tgi.shard_crashed",
+        GH + "laekov/fastmoe/issues/126": "nccl.invalid_usage",
+        GH + "sgl-project/sglang/pull/27944": "torch.gloo_peer_lost",
+        GH + "vllm-project/vllm/issues/5405": "-",
+        GH + "ray-project/ray/issues/43756": "new:cupy_tcp_store_unavailable",
+        GH + "gpustack/gpustack/issues/5779": "vllm.tp_gpus_per_node_divisible",
+        GH + "vllm-project/vllm/issues/52778": "vllm.custom_all_reduce_failed",
+        GH + "vllm-project/vllm/issues/6145": "vllm.worker_proc_died",
+    },
+    "round8_B": {
+        GH + "kuielab/sdx23/issues/5": "docker.manifest_unknown",
+        GH + "axboe/fio/issues/862": "system.disk_io_error",
+        GH + "tmylla/NER_ZH/issues/1": "hub.bad_repo_id",
+        GH + "k8snetworkplumbingwg/sriov-network-operator/issues/382": "link.ib_port_not_active",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
 # at 27f00a4: A 37/50, B 37/50. Blind after session 12's first breadth wave (four engineers who never saw these
 # rounds; round 7 A lost two rows its samples now cite): 6 A 36/46, 6 B 40/47, 7 A 36/48, 7 B 38/50 (150 of 191).
 # Then post-hoc fixes, made after reading the misses from other threads' wordings (each header says which): no longer
-# blind, so the blind figures above stay the measure.
-SCORE = {"round6_A": (42, 46), "round6_B": (45, 47), "round7_A": (39, 48), "round7_B": (47, 50)}
+# blind, so the blind figures above stay the measure. Round 8 was scored once, on the session's final table (719f701):
+# A 41/49, B 46/50 (87 of 99, 88%; the table at the session's start names 85 of them); nothing was fixed from it.
+SCORE = {
+    "round6_A": (42, 46),
+    "round6_B": (45, 47),
+    "round7_A": (39, 48),
+    "round7_B": (47, 50),
+    "round8_A": (41, 49),
+    "round8_B": (46, 50),
+}
 NAMED = [(name, row) for name, r in PARTS.items() for row in r.rows() if row.source not in MISSED[name]]
 
 
