@@ -1,7 +1,8 @@
-"""The failure table against the held-out rounds collected in two blind parts (round 6 onwards):
-tests/data/held_out/roundN_A.tsv (vLLM, NCCL/torch.distributed, Ray, ...) and roundN_B.tsv (Docker/toolkit,
-CUDA/driver, Hub, links, ...), each with must-not-name lines. Each file's header tells how it was collected and every
-score it was given, blind or not. The form and the scorer are in tests/held_out.py."""
+"""The failure table against the held-out rounds in one form (round 4 onwards): round4.tsv and round5.tsv, each
+gathered by one engineer, then rounds collected in two blind parts, roundN_A.tsv (vLLM, NCCL/torch.distributed, Ray,
+...) and roundN_B.tsv (Docker/toolkit, CUDA/driver, Hub, links, ...), all with must-not-name lines. Each file's header
+tells how it was collected and every score it was given, blind or not. The form and the scorer are in
+tests/held_out.py."""
 
 import pytest
 
@@ -11,6 +12,7 @@ from tests.helpers import DATA
 
 # The family a `new:` label (a kind the table had no entry for) counts in.
 NEW_KINDS = {
+    "new:ray_lost_raylet_connection": "ray",
     "new:openllm_auto_map_missing": "vllm",
     "new:ray_gcs_unhandled_exception": "ray",
     "new:swap_space_too_large": "vllm",
@@ -19,14 +21,24 @@ NEW_KINDS = {
     "new:hub_expected_size_wrong": "hub",
     "new:cupy_tcp_store_unavailable": "nccl",
 }
-PARTS = {
-    name: Round(name, NEW_KINDS)
-    for name in ("round6_A", "round6_B", "round7_A", "round7_B", "round8_A", "round8_B")
-}
+WHOLE = ("round4", "round5")  # one file a round
+PARTS = ("round6_A", "round6_B", "round7_A", "round7_B", "round8_A", "round8_B")
+ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
 # Still missed (source -> its label), per part: a fix shows up as a failing test until it is taken off this list.
 GH = "https://github.com/"
 MISSED = {
+    "round4": {
+        GH + "vllm-project/vllm/issues/4315": "vllm.unknown_model_type",
+        GH + "ray-project/ray/issues/6662": "new:ray_lost_raylet_connection",
+        GH + "MrYxJ/calculate-flops.pytorch/issues/51": "hub.repo_not_found",
+        GH + "aistudynow/Comfyui-HunyuanFoley/issues/6": "hub.cannot_load_model",
+        # the same torch line ("No CUDA GPUs are available") was labelled vllm.no_device here and cuda.no_cuda_device
+        # by two later collectors (round 7 A); session 12 names torch's own lines in the CUDA family, whatever runs them
+        GH + "ray-project/ray/issues/51193": "vllm.no_device",
+    },
+    # round 5's five blind misses were fixed post-hoc from other threads' wordings (its header says which)
+    "round5": {},
     "round6_A": {
         GH + "bentoml/OpenLLM/issues/641": "new:openllm_auto_map_missing",
         GH + "pytorch/pytorch/issues/23363": "nccl.system_error",
@@ -70,13 +82,19 @@ MISSED = {
         GH + "k8snetworkplumbingwg/sriov-network-operator/issues/382": "link.ib_port_not_active",
     },
 }
-# (named right, rows) now; the headers keep the history. Round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
+# (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
+# session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
+# of 73; session 12, torch's no-GPU line moved to the CUDA family: 68 of 73. Round 5: first look at a1cde1b 67 of 73
+# (92%); blind after session 11's breadth work, three rows that became cited dropped, 65 of 70 (93%); post-hoc 70 of
+# 70. Round 6's first look at 27f00a4: A 36/46, B 40/47; round 7
 # at 27f00a4: A 37/50, B 37/50. Blind after session 12's first breadth wave (four engineers who never saw these
 # rounds; round 7 A lost two rows its samples now cite): 6 A 36/46, 6 B 40/47, 7 A 36/48, 7 B 38/50 (150 of 191).
 # Then post-hoc fixes, made after reading the misses from other threads' wordings (each header says which): no longer
 # blind, so the blind figures above stay the measure. Round 8 was scored once, on the session's final table (719f701):
 # A 41/49, B 46/50 (87 of 99, 88%; the table at the session's start names 85 of them); nothing was fixed from it.
 SCORE = {
+    "round4": (68, 73),
+    "round5": (70, 70),
     "round6_A": (42, 46),
     "round6_B": (45, 47),
     "round7_A": (39, 48),
@@ -84,33 +102,45 @@ SCORE = {
     "round8_A": (41, 49),
     "round8_B": (46, 50),
 }
-NAMED = [(name, row) for name, r in PARTS.items() for row in r.rows() if row.source not in MISSED[name]]
+NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
 
-@pytest.mark.parametrize("name", PARTS)
-def test_a_part_is_independent_of_everything_the_project_cites(name):
-    rows = PARTS[name].rows()
-    assert len(rows) >= 45 and well_formed(rows)
-    assert PARTS[name].cited(__file__) == {}
-    assert PARTS[name].unknown_labels() == []
+@pytest.mark.parametrize("name", ROUNDS)
+def test_a_round_is_independent_of_everything_the_project_cites(name):
+    rows = ROUNDS[name].rows()
+    assert len(rows) >= (70 if name in WHOLE else 45) and well_formed(rows)
+    assert ROUNDS[name].cited(__file__) == {}
+    assert ROUNDS[name].unknown_labels() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "least"),
+    [
+        ("round4", {"vllm": 20, "must-not-name": 8, "nccl": 8, "ray": 8, "docker": 8, "cuda": 8, "hub": 8}),
+        ("round5", {"vllm": 15, "must-not-name": 9, "nccl": 7, "ray": 7, "docker": 7, "cuda": 7, "hub": 7}),
+    ],
+)
+def test_a_whole_round_is_spread_like_an_operators_pastes(name, least):
+    total = ROUNDS[name].score()[1]
+    assert {family: min(total[family], n) for family, n in least.items()} == least
 
 
 @pytest.mark.parametrize("round_", sorted({name.split("_")[0] for name in PARTS}))
 def test_a_rounds_parts_share_no_thread_and_hold_must_not_name_lines(round_):
-    a, b = ({r.source for r in PARTS[f"{round_}_{p}"].rows()} for p in "AB")
+    a, b = ({r.source for r in ROUNDS[f"{round_}_{p}"].rows()} for p in "AB")
     assert not a & b
     for part in "AB":
-        total = PARTS[f"{round_}_{part}"].score()[1]
+        total = ROUNDS[f"{round_}_{part}"].score()[1]
         assert total["must-not-name"] >= 9 and len(total) >= 4
 
 
 def test_no_thread_is_held_out_twice():
-    """Across the rounds in this form (4 onwards; a round's independence check leaves the other rounds out)."""
-    rounds = [
-        Round(path.stem) for path in sorted((DATA / "held_out").glob("round*.tsv")) if path.stem != "round3"
-    ]
-    sources = [r.source for one in rounds for r in one.rows()]
-    assert len(rounds) >= 6 and len(sources) == len(set(sources))
+    """Across the rounds in this form (a round's independence check leaves the other rounds out), every one of
+    them tested here."""
+    files = {path.stem for path in (DATA / "held_out").glob("round*.tsv")} - {"round3"}
+    assert files == set(ROUNDS)
+    sources = [r.source for one in ROUNDS.values() for r in one.rows()]
+    assert len(sources) == len(set(sources))
 
 
 @pytest.mark.parametrize(("name", "row"), NAMED, ids=[r.source.removeprefix(GH) for _, r in NAMED])
@@ -118,8 +148,8 @@ def test_a_held_out_line_is_named(name, row):
     assert {f.id for f in scan(row.line)} == label_ids(row.label), row.what
 
 
-@pytest.mark.parametrize("name", PARTS)
-def test_a_parts_misses_are_the_listed_ones(name):
-    right, total, _, missed = PARTS[name].score()
+@pytest.mark.parametrize("name", ROUNDS)
+def test_a_rounds_misses_are_the_listed_ones(name):
+    right, total, _, missed = ROUNDS[name].score()
     assert missed == MISSED[name]
     assert (right, sum(total.values())) == SCORE[name]
