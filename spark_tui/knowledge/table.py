@@ -64,7 +64,7 @@ class Entry:
     # Lines after a match that add figures to it (nvidia-smi prints the versions after the error).
     then: tuple[Pattern, ...] = ()
     # True when the line follows from another failure (an engine that died of something said above):
-    # named only when nothing primary was found.
+    # ranked after every primary finding, and never taken as `up`'s cause.
     secondary: bool = False
     # True for a catch-all (any pydantic config error, any "device kernel image is invalid"): not
     # named for a line that an entry not marked generic names too (that one says what happened).
