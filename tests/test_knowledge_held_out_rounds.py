@@ -12,12 +12,7 @@ from tests.helpers import DATA
 
 # The family a `new:` label (a kind the table had no entry for) counts in.
 NEW_KINDS = {
-    "new:openllm_auto_map_missing": "vllm",
     "new:swap_space_too_large": "vllm",
-    "new:xinference_vllm_version_mismatch": "vllm",
-    "new:sglang_unrecognized_arguments": "vllm",
-    "new:hub_expected_size_wrong": "hub",
-    "new:cupy_tcp_store_unavailable": "nccl",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = ("round6_A", "round6_B", "round7_A", "round7_B", "round8_A", "round8_B")
@@ -37,7 +32,6 @@ MISSED = {
     # round 5's five blind misses were fixed post-hoc from other threads' wordings (its header says which)
     "round5": {},
     "round6_A": {
-        GH + "bentoml/OpenLLM/issues/641": "new:openllm_auto_map_missing",
         GH + "pytorch/pytorch/issues/23363": "nccl.system_error",
         GH + "ray-project/ray/issues/18979": "-",
     },
@@ -52,9 +46,6 @@ MISSED = {
         GH + "vllm-project/vllm/issues/8855": "vllm.rope_scaling_invalid",
         GH + "vllm-project/vllm/issues/18450": "vllm.unknown_model_type",
         GH + "prov-gigapath/prov-gigapath/issues/92": "hub.not_authorized",
-        GH + "huggingface/huggingface_hub/issues/3307": "new:hub_expected_size_wrong",
-        GH + "xorbitsai/inference/issues/3135": "new:xinference_vllm_version_mismatch",
-        GH + "sgl-project/sglang/issues/4116": "new:sglang_unrecognized_arguments",
     },
     "round7_B": {
         GH + "ray-project/ray/issues/15389": "ray.gcs_unreachable",
@@ -66,7 +57,6 @@ MISSED = {
         GH + "laekov/fastmoe/issues/126": "nccl.invalid_usage",
         GH + "sgl-project/sglang/pull/27944": "torch.gloo_peer_lost",
         GH + "vllm-project/vllm/issues/5405": "-",
-        GH + "ray-project/ray/issues/43756": "new:cupy_tcp_store_unavailable",
         GH + "gpustack/gpustack/issues/5779": "vllm.tp_gpus_per_node_divisible",
         GH + "vllm-project/vllm/issues/52778": "vllm.custom_all_reduce_failed",
         GH + "vllm-project/vllm/issues/6145": "vllm.worker_proc_died",
@@ -88,14 +78,17 @@ MISSED = {
 # Then post-hoc fixes, made after reading the misses from other threads' wordings (each header says which): no longer
 # blind, so the blind figures above stay the measure. Round 8 was scored once, on the session's final table (719f701):
 # A 41/49, B 46/50 (87 of 99, 88%; the table at the session's start names 85 of them); nothing was fixed from it.
+# Session 13 (post-hoc, after reading the `new:` rows of rounds 4-8): entries for seven of their eight kinds, made
+# from other threads' wordings (each header says which): round 4 69/73, 6 A 44/46, 7 A 42/48, 8 A 42/49;
+# swap_space_too_large found in no other thread, still `new:`.
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
-    "round6_A": (43, 46),
+    "round6_A": (44, 46),
     "round6_B": (45, 47),
-    "round7_A": (39, 48),
+    "round7_A": (42, 48),
     "round7_B": (47, 50),
-    "round8_A": (41, 49),
+    "round8_A": (42, 49),
     "round8_B": (46, 50),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
