@@ -281,6 +281,26 @@ from tests.helpers import found, sample
             "tgi.argument_invalid",
             {"error": "`max_input_tokens`(65537) must be < `max_total_tokens`(65536)"},
         ),
+        (
+            "g3va_torch_cusparse_nvjitlink",
+            "vllm.binary_mismatch",
+            {"symbol": "__nvJitLinkComplete_12_4", "needs": "libnvJitLink.so.12"},
+        ),
+        ("g3va_llamacpp_unknown_arch_llama4", "vllm.unsupported_architecture", {"architectures": "llama4"}),
+        (
+            "g3va_sglang_transformers_no_module",
+            "vllm.unsupported_architecture",
+            {"architectures": "Qwen2_5OmniModel"},
+        ),
+        ("g3va_llama_cpp_python_context_window", "vllm.prompt_too_long", {"length": 2285, "max_len": 2048}),
+        ("g3va_mlc_prompt_over_limit", "vllm.prompt_too_long", {"length": 38726, "max_len": 8192}),
+        ("g3va_rust_panic_addr_in_use", "vllm.port_in_use", {"address": "0.0.0.0:4347"}),
+        ("g3va_ollama_listen_addr_in_use", "vllm.port_in_use", {"address": "127.0.0.1:11434"}),
+        ("g3va_deepspeed_heads_mp_size", "vllm.tp_heads_divisible", {"heads": 52, "tp": 8}),
+        ("g3va_sglang_nan_logits", "vllm.nan_probabilities", {"where": "logits"}),
+        ("g3va_dbgpt_model_path_required", "vllm.missing_model", {"args": "--model_path"}),
+        ("g3va_clap_unexpected_argument", "vllm.unrecognized_arguments", {"args": "--system"}),
+        ("g3va_memory_profiling_wrapped", "vllm.memory_profiling_error", {"initial_gib": 82.94}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
