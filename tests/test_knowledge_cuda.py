@@ -34,6 +34,11 @@ from tests.helpers import SAMPLES, found
         ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
         ("torch_unknown_cuda_arch", "cuda.unknown_cuda_arch", {"arch": "8.6"}),
         (
+            "g3_cuda_deepspeed_cuda_mismatch",
+            "cuda.extension_cuda_mismatch",
+            {"found": "12.0", "torch_cuda": "11.7"},
+        ),
+        (
             "modprobe_nvidia_not_found_cloud",
             "driver.module_not_found",
             {"module": "nvidia", "kernel": "6.8.0-1015-aws"},
