@@ -33,6 +33,7 @@ from tests.helpers import SAMPLES, found
         ("kernel_module_key_required", "system.module_signature_rejected", {"module": "nvhda"}),
         ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
         ("torch_unknown_cuda_arch", "cuda.unknown_cuda_arch", {"arch": "8.6"}),
+        ("g3_cuda_torch_cufile_missing", "cuda.cuda_library_missing", {"library": "libcufile.so.0"}),
         ("g3_tf_cudnn_runtime_older", "cuda.cudnn_version_mismatch", {"found": "8.0.4", "compiled": "8.1.0"}),
         (
             "g3_cuda_bitsandbytes_binary_missing",
