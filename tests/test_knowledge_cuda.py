@@ -33,6 +33,22 @@ from tests.helpers import SAMPLES, found
         ("kernel_module_key_required", "system.module_signature_rejected", {"module": "nvhda"}),
         ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
         ("torch_unknown_cuda_arch", "cuda.unknown_cuda_arch", {"arch": "8.6"}),
+        ("g3_cuda_torch_cufile_missing", "cuda.cuda_library_missing", {"library": "libcufile.so.0"}),
+        ("g3_tf_cudnn_runtime_older", "cuda.cudnn_version_mismatch", {"found": "8.0.4", "compiled": "8.1.0"}),
+        (
+            "g3_cuda_bitsandbytes_binary_missing",
+            "cuda.bitsandbytes_setup_failed",
+            {"library": "/notebooks/bitsandbytes/bitsandbytes/libbitsandbytes_cuda124.so"},
+        ),
+        ("g3_hub_weights_only_operand", "hub.checkpoint_weights_only", {"why": "Unsupported operand 118"}),
+        ("g3_cuda_jax_resource_exhausted", "cuda.out_of_memory", {"tried_gib": 4.443}),
+        ("g3_cuda_jax_bfc_request", "cuda.out_of_memory", {"tried_gib": 0.172, "gpu": 0}),
+        ("g3_cuda_cupy_pool_allocating", "cuda.out_of_memory", {"tried_gib": 0.024}),
+        (
+            "g3_cuda_deepspeed_cuda_mismatch",
+            "cuda.extension_cuda_mismatch",
+            {"found": "12.0", "torch_cuda": "11.7"},
+        ),
         (
             "modprobe_nvidia_not_found_cloud",
             "driver.module_not_found",
