@@ -281,6 +281,14 @@ from tests.helpers import found, sample
             "tgi.argument_invalid",
             {"error": "`max_input_tokens`(65537) must be < `max_total_tokens`(65536)"},
         ),
+        ("g3vc_tgi_sharded_flash_kernels", "tgi.sharded_needs_flash_attention", {"model": "RefinedWeb"}),
+        ("g3vc_vllm_preempted_in_mode", "vllm.kv_cache_preemption", {"mode": "RECOMPUTE", "total": 1}),
+        (
+            "g3vc_vllm_some_weights_not_initialized",
+            "vllm.weights_not_initialized",
+            {"first": "model.layers.3.mlp.gate_up_proj.g_idx_sort_indices"},
+        ),
+        ("g3vc_vllm_bitsandbytes_version_wrong", "vllm.bitsandbytes_missing", {"version": "0.46.1"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
