@@ -289,6 +289,14 @@ from tests.helpers import found, sample
             {"first": "model.layers.3.mlp.gate_up_proj.g_idx_sort_indices"},
         ),
         ("g3vc_vllm_bitsandbytes_version_wrong", "vllm.bitsandbytes_missing", {"version": "0.46.1"}),
+        (
+            "g3vc_transformers_bnb_4bit_min_version",
+            "vllm.bitsandbytes_missing",
+            {"bits": 4, "version": "0.39.0"},
+        ),
+        ("g3vc_transformers_bnb_needs_accelerate", "vllm.bitsandbytes_missing", {"bits": 8, "version": None}),
+        ("g3vc_flash_attn_headdim_multiple", "vllm.head_size_unsupported", {"multiple": 32, "head": None}),
+        ("g3vc_flash_attn3_head_size", "vllm.head_size_unsupported", {"supported": "64, 128, and 256"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
