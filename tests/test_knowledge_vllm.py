@@ -297,6 +297,16 @@ from tests.helpers import found, sample
         ("g3vc_transformers_bnb_needs_accelerate", "vllm.bitsandbytes_missing", {"bits": 8, "version": None}),
         ("g3vc_flash_attn_headdim_multiple", "vllm.head_size_unsupported", {"multiple": 32, "head": None}),
         ("g3vc_flash_attn3_head_size", "vllm.head_size_unsupported", {"supported": "64, 128, and 256"}),
+        (
+            "g3vc_gpustack_no_suitable_workers_instance",
+            "gpustack.no_schedulable_worker",
+            {"instance": "llama3.1-71sW4"},
+        ),
+        (
+            "g3vc_vllm_runner_generate_refused",
+            "vllm.task_unsupported",
+            {"task": "generate", "supported": None},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
