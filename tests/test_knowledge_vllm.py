@@ -307,6 +307,9 @@ from tests.helpers import found, sample
             "vllm.task_unsupported",
             {"task": "generate", "supported": None},
         ),
+        ("g3vc_vllm_audio_extra_missing", "vllm.video_support_missing", {"modality": "audio"}),
+        ("vllm_video_support_missing", "vllm.video_support_missing", {"modality": "video"}),
+        ("g3vc_sglang_request_truncated", "sglang.input_too_long", {"length": None, "max_len": None}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
