@@ -310,6 +310,7 @@ from tests.helpers import found, sample
         ("g3vc_vllm_audio_extra_missing", "vllm.video_support_missing", {"modality": "audio"}),
         ("vllm_video_support_missing", "vllm.video_support_missing", {"modality": "video"}),
         ("g3vc_sglang_request_truncated", "sglang.input_too_long", {"length": None, "max_len": None}),
+        ("g3vc_sglang_kv_pool_full_retract", "vllm.kv_cache_preemption", {"retracted": 1, "mode": None}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
