@@ -311,6 +311,16 @@ from tests.helpers import found, sample
         ("vllm_video_support_missing", "vllm.video_support_missing", {"modality": "video"}),
         ("g3vc_sglang_request_truncated", "sglang.input_too_long", {"length": None, "max_len": None}),
         ("g3vc_sglang_kv_pool_full_retract", "vllm.kv_cache_preemption", {"retracted": 1, "mode": None}),
+        (
+            "g3vc_tgi_weight_does_not_exist",
+            "vllm.weights_not_initialized",
+            {"first": "model.layers.0.self_attn.q_proj.weight"},
+        ),
+        (
+            "g3vc_tgi_weight_does_not_exist_json",
+            "vllm.weights_not_initialized",
+            {"first": "encoder.embed_tokens.weight"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
