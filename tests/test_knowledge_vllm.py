@@ -321,6 +321,7 @@ from tests.helpers import found, sample
             "vllm.weights_not_initialized",
             {"first": "encoder.embed_tokens.weight"},
         ),
+        ("g3vc_tgi_sharded_automodel", "tgi.sharded_needs_flash_attention", {"model": None}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
