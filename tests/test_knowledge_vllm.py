@@ -301,6 +301,47 @@ from tests.helpers import found, sample
         ("g3va_dbgpt_model_path_required", "vllm.missing_model", {"args": "--model_path"}),
         ("g3va_clap_unexpected_argument", "vllm.unrecognized_arguments", {"args": "--system"}),
         ("g3va_memory_profiling_wrapped", "vllm.memory_profiling_error", {"initial_gib": 82.94}),
+        ("g3vc_tgi_sharded_flash_kernels", "tgi.sharded_needs_flash_attention", {"model": "RefinedWeb"}),
+        ("g3vc_vllm_preempted_in_mode", "vllm.kv_cache_preemption", {"mode": "RECOMPUTE", "total": 1}),
+        (
+            "g3vc_vllm_some_weights_not_initialized",
+            "vllm.weights_not_initialized",
+            {"first": "model.layers.3.mlp.gate_up_proj.g_idx_sort_indices"},
+        ),
+        ("g3vc_vllm_bitsandbytes_version_wrong", "vllm.bitsandbytes_missing", {"version": "0.46.1"}),
+        (
+            "g3vc_transformers_bnb_4bit_min_version",
+            "vllm.bitsandbytes_missing",
+            {"bits": 4, "version": "0.39.0"},
+        ),
+        ("g3vc_transformers_bnb_needs_accelerate", "vllm.bitsandbytes_missing", {"bits": 8, "version": None}),
+        ("g3vc_flash_attn_headdim_multiple", "vllm.head_size_unsupported", {"multiple": 32, "head": None}),
+        ("g3vc_flash_attn3_head_size", "vllm.head_size_unsupported", {"supported": "64, 128, and 256"}),
+        (
+            "g3vc_gpustack_no_suitable_workers_instance",
+            "gpustack.no_schedulable_worker",
+            {"instance": "llama3.1-71sW4"},
+        ),
+        (
+            "g3vc_vllm_runner_generate_refused",
+            "vllm.task_unsupported",
+            {"task": "generate", "supported": None},
+        ),
+        ("g3vc_vllm_audio_extra_missing", "vllm.video_support_missing", {"modality": "audio"}),
+        ("vllm_video_support_missing", "vllm.video_support_missing", {"modality": "video"}),
+        ("g3vc_sglang_request_truncated", "sglang.input_too_long", {"length": None, "max_len": None}),
+        ("g3vc_sglang_kv_pool_full_retract", "vllm.kv_cache_preemption", {"retracted": 1, "mode": None}),
+        (
+            "g3vc_tgi_weight_does_not_exist",
+            "vllm.weights_not_initialized",
+            {"first": "model.layers.0.self_attn.q_proj.weight"},
+        ),
+        (
+            "g3vc_tgi_weight_does_not_exist_json",
+            "vllm.weights_not_initialized",
+            {"first": "encoder.embed_tokens.weight"},
+        ),
+        ("g3vc_tgi_sharded_automodel", "tgi.sharded_needs_flash_attention", {"model": None}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
