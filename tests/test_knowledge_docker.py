@@ -223,6 +223,19 @@ from tests.helpers import SAMPLES, found
         ("g3_system_module_lockdown", "system.module_signature_rejected", {"process": "modprobe"}),
         ("g3_system_module_modules_load", "system.module_signature_rejected", {"module": "8723de"}),
         ("g3_system_oom_unit_result", "system.oom_killer", {"unit": "ollama.service"}),
+        (
+            "g3_driver_fabricmanager_version_doesnt",
+            "driver.fabricmanager_version_mismatch",
+            {"fm_version": "550.127.05", "driver": "550.120"},
+        ),
+        ("g3_docker_build_context_missing_step", "docker.build_context_missing", {"path": "/deployment"}),
+        ("g3_docker_forbidden_kubeadm", "docker.registry_forbidden", {"registry": "k8s.m.daocloud.io"}),
+        (
+            "g3_docker_cert_no_names",
+            "docker.registry_cert_untrusted",
+            {"registry": "our.company.registry", "why": "certificate is not valid for any names"},
+        ),
+        ("g3_docker_port_podman_rootful", "docker.port_allocated", {"address": ":5672"}),
         ("g3_docker_port_rootlessport", "docker.port_allocated", {"address": "0.0.0.0:9080"}),
         (
             "g3_docker_compose_v1_unreachable",
