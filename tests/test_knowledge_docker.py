@@ -215,6 +215,38 @@ from tests.helpers import SAMPLES, found
             "driver.module_insert_failed",
             {"module": "nvidia", "reason": "Unknown symbol in module"},
         ),
+        ("g3_driver_xid_no_pci_prefix", "driver.xid_hardware", {"pci": "0000:01:00", "xid": 8}),
+        ("g3_driver_rm_init_adapter_minor", "driver.rm_init_failed", {"pci": "0000:09:00.0"}),
+        ("g3_driver_dkms_xbps", "driver.dkms_build_failed", {"module": "nvidia-367.35"}),
+        ("g3_system_disk_jbd2_abort", "system.disk_io_error", {"device": "sdk"}),
+        ("g3_system_disk_ext4_end_bio_dm", "system.disk_io_error", {"device": "dm-4"}),
+        ("g3_system_module_lockdown", "system.module_signature_rejected", {"process": "modprobe"}),
+        ("g3_system_module_modules_load", "system.module_signature_rejected", {"module": "8723de"}),
+        ("g3_system_oom_unit_result", "system.oom_killer", {"unit": "ollama.service"}),
+        (
+            "g3_driver_fabricmanager_version_doesnt",
+            "driver.fabricmanager_version_mismatch",
+            {"fm_version": "550.127.05", "driver": "550.120"},
+        ),
+        ("g3_docker_build_context_missing_step", "docker.build_context_missing", {"path": "/deployment"}),
+        ("g3_docker_forbidden_kubeadm", "docker.registry_forbidden", {"registry": "k8s.m.daocloud.io"}),
+        (
+            "g3_docker_cert_no_names",
+            "docker.registry_cert_untrusted",
+            {"registry": "our.company.registry", "why": "certificate is not valid for any names"},
+        ),
+        ("g3_docker_port_podman_rootful", "docker.port_allocated", {"address": ":5672"}),
+        ("g3_docker_port_rootlessport", "docker.port_allocated", {"address": "0.0.0.0:9080"}),
+        (
+            "g3_docker_compose_v1_unreachable",
+            "docker.daemon_unreachable",
+            {"socket": "http+docker://localhost"},
+        ),
+        (
+            "g3_docker_no_space_cp",
+            "docker.no_space",
+            {"path": "/var/tmp/mkinitramfs_PRKSMi//etc/modprobe.d/blacklist-framebuffer.conf"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
