@@ -281,6 +281,28 @@ from tests.helpers import found, sample
             "tgi.argument_invalid",
             {"error": "`max_input_tokens`(65537) must be < `max_total_tokens`(65536)"},
         ),
+        (
+            "g3vb_bf16_gpu_name_unspaced",
+            "vllm.bf16_unsupported",
+            {"gpu": "NVIDIA GeForce RTX ..", "capability": "7.5"},
+        ),
+        (
+            "g3vb_tgi_no_local_weights",
+            "vllm.no_model_weights",
+            {
+                "model": "/data/models--meta-llama--Llama-2-7b-hf/snapshots/6fdf2e60f86ff2481f2241aaee459f85b5b0bbb9"
+            },
+        ),
+        (
+            "g3vb_zmq_address_in_use_windows",
+            "vllm.zmq_bind_failed",
+            {"error": "Address in use", "address": "tcp://127.0.0.1:45974"},
+        ),
+        (
+            "g3vb_zmq_in_use_no_address",
+            "vllm.zmq_bind_failed",
+            {"error": "Address already in use", "address": None},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
