@@ -303,6 +303,16 @@ from tests.helpers import found, sample
             "vllm.zmq_bind_failed",
             {"error": "Address already in use", "address": None},
         ),
+        (
+            "g3vb_llamacpp_unknown_architecture_ollama",
+            "vllm.gguf_architecture_unsupported",
+            {"arch": "pangu-embedded"},
+        ),
+        (
+            "g3vb_llamacpp_unknown_architecture_lmstudio",
+            "vllm.gguf_architecture_unsupported",
+            {"arch": "llama4"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
