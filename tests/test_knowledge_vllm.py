@@ -313,6 +313,12 @@ from tests.helpers import found, sample
             "vllm.gguf_architecture_unsupported",
             {"arch": "llama4"},
         ),
+        (
+            "g3vb_vllm_flash_attn_module_missing",
+            "vllm.extension_missing",
+            {"module": "vllm.vllm_flash_attn.layers"},
+        ),
+        ("g3vb_served_model_bare_name", "vllm.served_model_not_found", {"model": "$MODEL_ID"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
