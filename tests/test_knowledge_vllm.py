@@ -319,6 +319,11 @@ from tests.helpers import found, sample
             {"module": "vllm.vllm_flash_attn.layers"},
         ),
         ("g3vb_served_model_bare_name", "vllm.served_model_not_found", {"model": "$MODEL_ID"}),
+        (
+            "g3vb_state_dict_size_mismatch_llama31",
+            "vllm.weight_shape_mismatch",
+            {"name": "tok_embeddings.weight", "weight": "128256, 8192", "param": "32000, 8192"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
