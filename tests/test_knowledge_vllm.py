@@ -324,6 +324,11 @@ from tests.helpers import found, sample
             "vllm.weight_shape_mismatch",
             {"name": "tok_embeddings.weight", "weight": "128256, 8192", "param": "32000, 8192"},
         ),
+        (
+            "g3vb_state_dict_unexpected_keys_gptq",
+            "vllm.weight_name_mismatch",
+            {"name": "model.layers.32.self_attn.q_proj.zeros"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
