@@ -329,6 +329,11 @@ from tests.helpers import found, sample
             "vllm.weight_name_mismatch",
             {"name": "model.layers.32.self_attn.q_proj.zeros"},
         ),
+        (
+            "g3vb_fp8_moe_gate_up_not_divisible",
+            "vllm.quant_shard_not_divisible",
+            {"dim": "output_size", "size": 192, "block": 128},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
