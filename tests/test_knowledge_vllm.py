@@ -334,6 +334,11 @@ from tests.helpers import found, sample
             "vllm.quant_shard_not_divisible",
             {"dim": "output_size", "size": 192, "block": 128},
         ),
+        (
+            "g3vb_cutlass_scaled_mm_less_than_capability",
+            "vllm.cutlass_kernel_missing",
+            {"kernel": "cutlass_scaled_mm", "capability": 75},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
