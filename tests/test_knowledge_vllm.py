@@ -342,6 +342,64 @@ from tests.helpers import found, sample
             {"first": "encoder.embed_tokens.weight"},
         ),
         ("g3vc_tgi_sharded_automodel", "tgi.sharded_needs_flash_attention", {"model": None}),
+        (
+            "g3vb_bf16_gpu_name_unspaced",
+            "vllm.bf16_unsupported",
+            {"gpu": "NVIDIA GeForce RTX ..", "capability": "7.5"},
+        ),
+        (
+            "g3vb_tgi_no_local_weights",
+            "vllm.no_model_weights",
+            {
+                "model": "/data/models--meta-llama--Llama-2-7b-hf/snapshots/6fdf2e60f86ff2481f2241aaee459f85b5b0bbb9"
+            },
+        ),
+        (
+            "g3vb_zmq_address_in_use_windows",
+            "vllm.zmq_bind_failed",
+            {"error": "Address in use", "address": "tcp://127.0.0.1:45974"},
+        ),
+        (
+            "g3vb_zmq_in_use_no_address",
+            "vllm.zmq_bind_failed",
+            {"error": "Address already in use", "address": None},
+        ),
+        (
+            "g3vb_llamacpp_unknown_architecture_ollama",
+            "vllm.gguf_architecture_unsupported",
+            {"arch": "pangu-embedded"},
+        ),
+        (
+            "g3vb_llamacpp_unknown_architecture_lmstudio",
+            "vllm.gguf_architecture_unsupported",
+            {"arch": "llama4"},
+        ),
+        (
+            "g3vb_vllm_flash_attn_module_missing",
+            "vllm.extension_missing",
+            {"module": "vllm.vllm_flash_attn.layers"},
+        ),
+        ("g3vb_served_model_bare_name", "vllm.served_model_not_found", {"model": "$MODEL_ID"}),
+        (
+            "g3vb_state_dict_size_mismatch_llama31",
+            "vllm.weight_shape_mismatch",
+            {"name": "tok_embeddings.weight", "weight": "128256, 8192", "param": "32000, 8192"},
+        ),
+        (
+            "g3vb_state_dict_unexpected_keys_gptq",
+            "vllm.weight_name_mismatch",
+            {"name": "model.layers.32.self_attn.q_proj.zeros"},
+        ),
+        (
+            "g3vb_fp8_moe_gate_up_not_divisible",
+            "vllm.quant_shard_not_divisible",
+            {"dim": "output_size", "size": 192, "block": 128},
+        ),
+        (
+            "g3vb_cutlass_scaled_mm_less_than_capability",
+            "vllm.cutlass_kernel_missing",
+            {"kernel": "cutlass_scaled_mm", "capability": 75},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
