@@ -286,7 +286,7 @@ from tests.helpers import found, sample
             "vllm.binary_mismatch",
             {"symbol": "__nvJitLinkComplete_12_4", "needs": "libnvJitLink.so.12"},
         ),
-        ("g3va_llamacpp_unknown_arch_llama4", "vllm.unsupported_architecture", {"architectures": "llama4"}),
+        ("g3va_llamacpp_unknown_arch_llama4", "vllm.gguf_architecture_unsupported", {"arch": "llama4"}),
         (
             "g3va_sglang_transformers_no_module",
             "vllm.unsupported_architecture",
