@@ -12,6 +12,32 @@ from tests.helpers import SAMPLES, found
     "name, ident, figures",
     [
         ("nccl_watchdog_work_timeout", "nccl.watchdog_timeout", {"rank": 1, "seq": 1}),
+        (
+            "g3_nccl_ib_collective_mismatch",
+            "nccl.message_truncated",
+            {"peer": "10.10.23.6<58683>", "local_bytes": 496640, "remote_bytes": 65536},
+        ),
+        (
+            "g3_nccl_ib_collective_mismatch_old",
+            "nccl.message_truncated",
+            {"local_bytes": 546816, "remote_bytes": 524288},
+        ),
+        ("g3_torch_deepspeed_child_killed", "torch.elastic_child_failed", {"exit_code": -9}),
+        (
+            "g3_ray_serve_replicas_unscheduled",
+            "ray.serve_replicas_unscheduled",
+            {"deployment": "demoRetrievalVoyagerIndexServiceHandler", "count": 1, "request": '{"CPU": 2.0}'},
+        ),
+        (
+            "g3_ray_serve_replicas_unscheduled_old",
+            "ray.serve_replicas_unscheduled",
+            {"available": '{"CPU": 5.6}'},
+        ),
+        (
+            "g3_torch_store_reset_runtime",
+            "torch.store_connection_lost",
+            {"error": "Connection reset by peer"},
+        ),
         ("nccl_watchdog_dump_signal", "nccl.watchdog_timeout", {"rank": 2, "from_rank": 6}),
         ("nccl_watchdog_dump_signal", "nccl.watchdog_abort", {"rank": 7, "seq": 460631}),
         ("nccl_message_truncated_socket", "nccl.message_truncated", {"got": 696320, "expected": 32768}),
