@@ -63,7 +63,6 @@ MISSED = {
     },
     "round8_B": {
         GH + "kuielab/sdx23/issues/5": "docker.manifest_unknown",
-        GH + "axboe/fio/issues/862": "system.disk_io_error",
         GH + "tmylla/NER_ZH/issues/1": "hub.bad_repo_id",
         GH + "k8snetworkplumbingwg/sriov-network-operator/issues/382": "link.ib_port_not_active",
     },
@@ -80,7 +79,8 @@ MISSED = {
 # A 41/49, B 46/50 (87 of 99, 88%; the table at the session's start names 85 of them); nothing was fixed from it.
 # Session 13 (post-hoc, after reading the `new:` rows of rounds 4-8): entries for seven of their eight kinds, made
 # from other threads' wordings (each header says which): round 4 69/73, 6 A 44/46, 7 A 42/48, 8 A 42/49;
-# swap_space_too_large found in no other thread, still `new:`.
+# swap_space_too_large found in no other thread, still `new:`. Round 8 B 47/50: disk I/O wordings widened from other
+# threads (fio's line names system.disk_io_error; prompted by the round's miss, so post-hoc).
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
@@ -89,7 +89,7 @@ SCORE = {
     "round7_A": (42, 48),
     "round7_B": (47, 50),
     "round8_A": (42, 49),
-    "round8_B": (46, 50),
+    "round8_B": (47, 50),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
