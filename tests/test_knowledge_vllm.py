@@ -400,6 +400,16 @@ from tests.helpers import found, sample
             "vllm.cutlass_kernel_missing",
             {"kernel": "cutlass_scaled_mm", "capability": 75},
         ),
+        (
+            "g4vc_flashinfer_error_in_function_sglang",
+            "vllm.flashinfer_kernel_failed",
+            {"kernel": "BatchPrefillWithRaggedKVCacheDispatched", "error": "Unsupported max_mma_kv: 0"},
+        ),
+        (
+            "g4vc_flashinfer_cuda_call_vllm_rs",
+            "vllm.flashinfer_kernel_failed",
+            {"kernel": "prefill_sm90.cuh", "error": "invalid argument"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
