@@ -400,6 +400,14 @@ from tests.helpers import found, sample
             "vllm.cutlass_kernel_missing",
             {"kernel": "cutlass_scaled_mm", "capability": 75},
         ),
+        ("g4va_sglang_weights_leave_no_kv_memory", "sglang.not_enough_memory", {"fraction": 0.9}),
+        (
+            "g4va_quant_scheme_capability_sentence",
+            "vllm.quantization_unsupported",
+            {"minimum": 200, "current": 70},
+        ),
+        ("g4va_llamacpp_chat_template_parse_failed", "vllm.chat_template_error", {"fallback": "chatml"}),
+        ("g4va_minja_value_not_callable", "vllm.chat_template_error", {"error": "null"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
