@@ -408,6 +408,11 @@ from tests.helpers import found, sample
         ),
         ("g4va_llamacpp_chat_template_parse_failed", "vllm.chat_template_error", {"fallback": "chatml"}),
         ("g4va_minja_value_not_callable", "vllm.chat_template_error", {"error": "null"}),
+        (
+            "g4va_scheduler_grammar_rejected_tokens",
+            "vllm.structured_output_fsm_failed",
+            {"tokens": "[1710, 198, 248069, 271]"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
