@@ -413,6 +413,7 @@ from tests.helpers import found, sample
             "vllm.structured_output_fsm_failed",
             {"tokens": "[1710, 198, 248069, 271]"},
         ),
+        ("g4va_fa4_only_sm10_sm11", "vllm.kernel_arch_trap", {"arch": "SM 10.x and 11.x"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
