@@ -410,6 +410,20 @@ from tests.helpers import found, sample
             "vllm.flashinfer_kernel_failed",
             {"kernel": "prefill_sm90.cuh", "error": "invalid argument"},
         ),
+        ("g4va_sglang_weights_leave_no_kv_memory", "sglang.not_enough_memory", {"fraction": 0.9}),
+        (
+            "g4va_quant_scheme_capability_sentence",
+            "vllm.quantization_unsupported",
+            {"minimum": 200, "current": 70},
+        ),
+        ("g4va_llamacpp_chat_template_parse_failed", "vllm.chat_template_error", {"fallback": "chatml"}),
+        ("g4va_minja_value_not_callable", "vllm.chat_template_error", {"error": "null"}),
+        (
+            "g4va_scheduler_grammar_rejected_tokens",
+            "vllm.structured_output_fsm_failed",
+            {"tokens": "[1710, 198, 248069, 271]"},
+        ),
+        ("g4va_fa4_only_sm10_sm11", "vllm.kernel_arch_trap", {"arch": "SM 10.x and 11.x"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
