@@ -247,6 +247,20 @@ from tests.helpers import SAMPLES, found
             "docker.no_space",
             {"path": "/var/tmp/mkinitramfs_PRKSMi//etc/modprobe.d/blacklist-framebuffer.conf"},
         ),
+        ("g4_docker_pull_no_pull_access", "docker.pull_access_denied", {"image": "serverless-batch"}),
+        (
+            "g4_docker_registry_no_basic_auth",
+            "docker.registry_auth",
+            {"registry": "454579647685.dkr.ecr.eu-west-2.amazonaws.com"},
+        ),
+        ("g4_system_erofs_chmod_via", "system.read_only_fs", {"path": "/srv"}),
+        ("g4_system_erofs_sed_temp", "system.read_only_fs", {"path": "/etc/passwdXXXXXX"}),
+        ("g4_system_erofs_tmpfiles", "system.read_only_fs", {"path": "/var/cache/man/fr/index.db"}),
+        (
+            "g4_driver_dkms_nvidia_installer",
+            "driver.dkms_build_failed",
+            {"module": "nvidia", "version": "410.73", "kernel": "4.4.0-62-generic"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
