@@ -253,6 +253,23 @@ from tests.helpers import SAMPLES, found
             "docker.registry_auth",
             {"registry": "454579647685.dkr.ecr.eu-west-2.amazonaws.com"},
         ),
+        (
+            "g4_docker_layer_extract_kubelet",
+            "docker.layer_failed",
+            {
+                "digest": "sha256:140b571c235813a8eb5ba7f5f474f8852eef0218d4e5efe99801351d4c76aa6b",
+                "why": "operation not permitted",
+            },
+        ),
+        (
+            "g4_docker_name_in_use_podman4",
+            "docker.name_in_use",
+            {
+                "name": "nginx-nginx",
+                "container": "46e0844f58cb0d923b1921ad7d7740f862fcbc4491a927e4e602d02a3a801cb5",
+            },
+        ),
+        ("g4_docker_registry_network_timed_out", "docker.registry_timeout", {"registry": "index.docker.io"}),
         ("g4_system_erofs_chmod_via", "system.read_only_fs", {"path": "/srv"}),
         ("g4_system_erofs_sed_temp", "system.read_only_fs", {"path": "/etc/passwdXXXXXX"}),
         ("g4_system_erofs_tmpfiles", "system.read_only_fs", {"path": "/var/cache/man/fr/index.db"}),
