@@ -272,6 +272,8 @@ from tests.helpers import SAMPLES, found
         ("g4_docker_registry_network_timed_out", "docker.registry_timeout", {"registry": "index.docker.io"}),
         ("g4_system_erofs_chmod_via", "system.read_only_fs", {"path": "/srv"}),
         ("g4_system_xfs_crc_error", "system.filesystem_corrupted", {"device": "vda4"}),
+        ("g4_system_segfault_kernel_line", "system.segfault", {"process": "python3", "address": "0"}),
+        ("g4_docker_oom_kubectl_status", "docker.oom_killed", {}),
         ("g4_system_xfs_corruption_shutdown", "system.filesystem_corrupted", {"device": "dm-4"}),
         ("g4_system_erofs_sed_temp", "system.read_only_fs", {"path": "/etc/passwdXXXXXX"}),
         ("g4_system_erofs_tmpfiles", "system.read_only_fs", {"path": "/var/cache/man/fr/index.db"}),
