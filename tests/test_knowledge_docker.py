@@ -247,6 +247,41 @@ from tests.helpers import SAMPLES, found
             "docker.no_space",
             {"path": "/var/tmp/mkinitramfs_PRKSMi//etc/modprobe.d/blacklist-framebuffer.conf"},
         ),
+        ("g4_docker_pull_no_pull_access", "docker.pull_access_denied", {"image": "serverless-batch"}),
+        (
+            "g4_docker_registry_no_basic_auth",
+            "docker.registry_auth",
+            {"registry": "454579647685.dkr.ecr.eu-west-2.amazonaws.com"},
+        ),
+        (
+            "g4_docker_layer_extract_kubelet",
+            "docker.layer_failed",
+            {
+                "digest": "sha256:140b571c235813a8eb5ba7f5f474f8852eef0218d4e5efe99801351d4c76aa6b",
+                "why": "operation not permitted",
+            },
+        ),
+        (
+            "g4_docker_name_in_use_podman4",
+            "docker.name_in_use",
+            {
+                "name": "nginx-nginx",
+                "container": "46e0844f58cb0d923b1921ad7d7740f862fcbc4491a927e4e602d02a3a801cb5",
+            },
+        ),
+        ("g4_docker_registry_network_timed_out", "docker.registry_timeout", {"registry": "index.docker.io"}),
+        ("g4_system_erofs_chmod_via", "system.read_only_fs", {"path": "/srv"}),
+        ("g4_system_xfs_crc_error", "system.filesystem_corrupted", {"device": "vda4"}),
+        ("g4_system_segfault_kernel_line", "system.segfault", {"process": "python3", "address": "0"}),
+        ("g4_docker_oom_kubectl_status", "docker.oom_killed", {}),
+        ("g4_system_xfs_corruption_shutdown", "system.filesystem_corrupted", {"device": "dm-4"}),
+        ("g4_system_erofs_sed_temp", "system.read_only_fs", {"path": "/etc/passwdXXXXXX"}),
+        ("g4_system_erofs_tmpfiles", "system.read_only_fs", {"path": "/var/cache/man/fr/index.db"}),
+        (
+            "g4_driver_dkms_nvidia_installer",
+            "driver.dkms_build_failed",
+            {"module": "nvidia", "version": "410.73", "kernel": "4.4.0-62-generic"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
