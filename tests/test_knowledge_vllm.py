@@ -400,6 +400,13 @@ from tests.helpers import found, sample
             "vllm.cutlass_kernel_missing",
             {"kernel": "cutlass_scaled_mm", "capability": 75},
         ),
+        ("g4vb_transformers_unknown_quantization_fp8", "vllm.unknown_quantization", {"method": "fp8"}),
+        ("g4vb_trtllm_lora_low_rank", "vllm.lora_rank_too_large", {"rank": 1024, "max_rank": 64}),
+        (
+            "g4vb_vllm_mla_kv_data_type",
+            "vllm.kv_cache_dtype_unsupported",
+            {"backend": "MLA", "dtype": "torch.uint8"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
