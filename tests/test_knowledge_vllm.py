@@ -424,6 +424,19 @@ from tests.helpers import found, sample
             {"tokens": "[1710, 198, 248069, 271]"},
         ),
         ("g4va_fa4_only_sm10_sm11", "vllm.kernel_arch_trap", {"arch": "SM 10.x and 11.x"}),
+        ("g4vb_transformers_unknown_quantization_fp8", "vllm.unknown_quantization", {"method": "fp8"}),
+        ("g4vb_trtllm_lora_low_rank", "vllm.lora_rank_too_large", {"rank": 1024, "max_rank": 64}),
+        (
+            "g4vb_xinference_mm_limit_image_items",
+            "vllm.mm_limit_exceeded",
+            {"modality": "image", "limit": 2, "count": 3},
+        ),
+        ("g4vb_trtllm_attention_sinks_backend", "vllm.attention_sinks_unsupported", {"backend": "TRTLLM"}),
+        (
+            "g4vb_vllm_mla_kv_data_type",
+            "vllm.kv_cache_dtype_unsupported",
+            {"backend": "MLA", "dtype": "torch.uint8"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
