@@ -13,6 +13,22 @@ from tests.helpers import SAMPLES, found
     [
         ("nccl_watchdog_work_timeout", "nccl.watchdog_timeout", {"rank": 1, "seq": 1}),
         (
+            "g4_torch_monitored_barrier_timeout",
+            "torch.gloo_timeout",
+            {"ranks": "4, 5, 6, 7", "timeout_ms": 2000000},
+        ),
+        ("g4_torch_monitored_barrier_peer", "torch.gloo_peer_lost", {"peer": "rank 0"}),
+        (
+            "g4_link_nccl_async_fatal_qp",
+            "nccl.ib_async_event",
+            {"device": "mlx5_1:1", "event": "invalid request local work queue error"},
+        ),
+        (
+            "g4_link_mooncake_async_event",
+            "nccl.ib_async_event",
+            {"device": "erdma_0", "event": "local work queue catastrophic error"},
+        ),
+        (
             "g3_nccl_ib_collective_mismatch",
             "nccl.message_truncated",
             {"peer": "10.10.23.6<58683>", "local_bytes": 496640, "remote_bytes": 65536},
