@@ -409,6 +409,50 @@ def test_a_case_insensitive_part_still_matches_any_case():
     assert [f.id for f in Matcher(kb).match("CUDA error 700 in launch")] == ["x.y"]
 
 
+def test_a_literal_inside_a_longer_literal_that_fails_still_lets_its_line_through():
+    """The prefilter reports every literal a batch holds: a longer one that starts earlier (or shares the start)
+    and does not complete must not hide it (pyahocorasick's iter_long did, so the line was never matched)."""
+    from spark_tui.knowledge import Matcher, Watch
+
+    long = _entry(
+        id="x.long",
+        patterns=["'] Watchdog caught collective operation timeout: WorkNCCL\\(SeqNum='"],
+        figures="{}",
+    )
+    short = _entry(id="x.short", patterns=["'Watchdog caught collective operation timeout'"], figures="{}")
+    two = long + short.removeprefix("failures:\n")
+    w = Watch(matcher=Matcher(parse_table(two, "kb.yaml")))
+    w.feed_lines(["[Rank 1] Watchdog caught collective operation timeout"])  # the longer one runs off the end
+    assert [f.id for f in w.ranked()] == ["x.short"]
+
+
+def test_the_prefilter_lets_through_exactly_the_lines_holding_a_literal():
+    """Lines cut from the packaged table's own literals: a longer literal cut short just after a shorter one it
+    holds, or one literal's head glued to another's tail. The batch prefilter keeps exactly the lines that hold one."""
+    import random
+
+    from spark_tui.knowledge import Matcher
+
+    m = Matcher()
+    needles = sorted({p.needle for e in m.table.entries for p in e.patterns + e.unless})
+    inside = [(a, a.index(b) + len(b)) for a in needles for b in needles if b != a and b in a]
+    assert inside  # the table has literals holding others: the case the prefilter once dropped
+    rng = random.Random(27)
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randint(1, 5)):
+            if rng.random() < 0.5:
+                a, end = rng.choice(inside)
+                line = "[Rank 1] " + a[: rng.randint(end, len(a))]
+            else:
+                a, b = rng.choice(needles), rng.choice(needles)
+                line = a[: rng.randint(0, len(a))] + b[rng.randint(0, len(b)) :]
+            lines.append(line + rng.choice(["", " ok"]))
+        assert m.hit_lines(lines) == [i for i, line in enumerate(lines) if any(n in line for n in needles)], (
+            lines
+        )
+
+
 def test_the_packaged_table_loads_and_an_id_is_used_once():
     assert len(table().entries) >= 80
     assert list(table().families) == list(FAMILIES)  # one file per family, read in that order

@@ -180,8 +180,9 @@ class Matcher:
             text = as_printed(text)
             if self._ascii:
                 text = text.encode("ascii", "replace").decode("ascii")
-        # iter_long: non-overlapping longest matches; any line holding a literal still gets one
-        ends = [end for end, _ in self._automaton.iter_long(text)]
+        # every match (iter): pyahocorasick's iter_long drops a shorter literal when a longer one that
+        # shares its start or holds it fails to complete ("] Watchdog ... timeout" at a line's end)
+        ends = [end for end, _ in self._automaton.iter(text)]
         if not ends:
             return []
         cum = list(accumulate(map(len, lines)))
