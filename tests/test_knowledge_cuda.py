@@ -47,6 +47,12 @@ from tests.helpers import SAMPLES, found
         ("g4_cuda_trt_engine_other_gpu", "cuda.trt_engine_wrong_gpu", {"gpu_cc": "9.0", "built_cc": "8.9"}),
         ("g4_cuda_trt7_engine_other_gpu", "cuda.trt_engine_wrong_gpu", {"gpu_cc": "6.1", "built_cc": "7.5"}),
         ("g4_cuda_numba_libnvvm_missing", "cuda.cuda_library_missing", {"library": "libNVVM"}),
+        ("g4_cuda_cudnn8_nvrtc_unversioned", "cuda.cuda_library_missing", {"library": "libnvrtc.so"}),
+        (
+            "g4_hub_transformers_revision_missing",
+            "hub.revision_not_found",
+            {"revision": "v2.0.1", "model": "julien-c/EsperBERTo-small"},
+        ),
         (
             "g3_cuda_deepspeed_cuda_mismatch",
             "cuda.extension_cuda_mismatch",
