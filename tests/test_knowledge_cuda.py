@@ -44,6 +44,15 @@ from tests.helpers import SAMPLES, found
         ("g3_cuda_jax_resource_exhausted", "cuda.out_of_memory", {"tried_gib": 4.443}),
         ("g3_cuda_jax_bfc_request", "cuda.out_of_memory", {"tried_gib": 0.172, "gpu": 0}),
         ("g3_cuda_cupy_pool_allocating", "cuda.out_of_memory", {"tried_gib": 0.024}),
+        ("g4_cuda_trt_engine_other_gpu", "cuda.trt_engine_wrong_gpu", {"gpu_cc": "9.0", "built_cc": "8.9"}),
+        ("g4_cuda_trt7_engine_other_gpu", "cuda.trt_engine_wrong_gpu", {"gpu_cc": "6.1", "built_cc": "7.5"}),
+        ("g4_cuda_numba_libnvvm_missing", "cuda.cuda_library_missing", {"library": "libNVVM"}),
+        ("g4_cuda_cudnn8_nvrtc_unversioned", "cuda.cuda_library_missing", {"library": "libnvrtc.so"}),
+        (
+            "g4_hub_transformers_revision_missing",
+            "hub.revision_not_found",
+            {"revision": "v2.0.1", "model": "julien-c/EsperBERTo-small"},
+        ),
         (
             "g3_cuda_deepspeed_cuda_mismatch",
             "cuda.extension_cuda_mismatch",
@@ -255,6 +264,13 @@ def test_a_stream_capture_refusal_is_the_capture_failure_not_a_permission_error(
     not cudaErrorNotPermitted."""
     line = "RuntimeError: CUDA error: operation not permitted when stream is capturing"
     assert [f.id for f in scan(line)] == ["vllm.cuda_graph_capture_failed"]
+
+
+def test_mxnet_check_naming_cudart_unloading_is_the_error_it_reports():
+    """MXNet's CUDA check prints `e == cudaSuccess || e == cudaErrorCudartUnloading` before every
+    error: the constant there is the check's text, the failure is the one named after it."""
+    line = "Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading CUDA: invalid device ordinal"
+    assert [f.id for f in scan(line)] == ["cuda.invalid_device_ordinal"]
 
 
 def test_a_call_after_cuda_unloaded_is_a_warning_not_the_failure():
