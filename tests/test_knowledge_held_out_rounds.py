@@ -65,7 +65,6 @@ MISSED = {
         GH + "vllm-project/vllm/issues/6145": "vllm.worker_proc_died",
     },
     "round8_B": {
-        GH + "kuielab/sdx23/issues/5": "docker.manifest_unknown",
         GH + "tmylla/NER_ZH/issues/1": "hub.bad_repo_id",
         GH + "k8snetworkplumbingwg/sriov-network-operator/issues/382": "link.ib_port_not_active",
     },
@@ -76,12 +75,7 @@ MISSED = {
         GH + "vllm-project/vllm-ascend/issues/8938": "vllm.zmq_bind_failed",
     },
     "round9_B": {
-        GH + "NVIDIA/nvidia-docker/issues/1568": "docker.cgroup_mount",
-        GH + "horovod/horovod/issues/1081": "docker.shm_exhausted",
-        GH + "nagadomi/waifu2x-caffe-ubuntu/pull/12": "docker.manifest_unknown",
         GH + "tdaudi/HashKitty/issues/18": "docker.manifest_unknown",
-        GH + "NVIDIA/nvidia-docker/issues/1254": "docker.build_step_failed",
-        GH + "h8d13/archinstoo/issues/244": "driver.probe_failed",
         GH + "huggingface/huggingface_hub/issues/1080": "hub.file_not_found",
         GH + "ZiqiaoPeng/SyncTalk/issues/162": "hub.cannot_load_model",
         GH + "chinhsuanwu/dreamfusionacc/issues/5": "safetensors.bad_header",
@@ -105,6 +99,8 @@ MISSED = {
 # Round 9 (two blind parts collected at the start of session 13, labels committed before any scoring) was scored
 # once, after all of session 13's generalization work (two waves, eleven engineers who never saw it), two rows
 # dropped as newly cited: A 42/49, B 39/49 (81 of 98, 83%); the session's starting table (55da46f) names the same 81.
+# Then post-hoc fixes from other threads (each header says which): A 45/49, B 44/49; round 8 B 48/50 (BuildKit's
+# 'failed to solve: IMAGE: ...: not found' wording, taken for round 9 B's row, names its row too).
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
@@ -113,9 +109,9 @@ SCORE = {
     "round7_A": (42, 48),
     "round7_B": (47, 50),
     "round8_A": (42, 49),
-    "round8_B": (47, 50),
+    "round8_B": (48, 50),
     "round9_A": (45, 49),
-    "round9_B": (39, 49),
+    "round9_B": (44, 49),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
