@@ -97,7 +97,7 @@ MISSED = {
 # swap_space_too_large found in no other thread, still `new:`. Round 8 B 47/50: disk I/O wordings widened from other
 # threads (fio's line names system.disk_io_error; prompted by the round's miss, so post-hoc).
 # Round 9 (two blind parts collected at the start of session 13, labels committed before any scoring) was scored
-# once, after all of session 13's generalization work (two waves, eleven engineers who never saw it), two rows
+# once, after all of session 13's generalization work (two waves, thirteen engineers, none saw it), two rows
 # dropped as newly cited: A 42/49, B 39/49 (81 of 98, 83%); the session's starting table (55da46f) names the same 81.
 # Then post-hoc fixes from other threads (each header says which): A 45/49, B 44/49; round 8 B 48/50 (BuildKit's
 # 'failed to solve: IMAGE: ...: not found' wording, taken for round 9 B's row, names its row too).
