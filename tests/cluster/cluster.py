@@ -316,6 +316,7 @@ class Cluster:
             _remove_tree(Path(node.dir) / "docker" / part)
         (Path(node.dir) / "docker").mkdir(exist_ok=True)
         store = engine_store()
+        images.mark_used(store)
         for part in ENGINE_PARTS:
             run(["cp", "-al", str(store / part), f"{node.dir}/docker/{part}"])
         self.start_dockerd(node)
@@ -632,6 +633,7 @@ def up(count: int, root: Path = ROOT) -> Cluster:
         _keep_engine_store(nodes[0], store)
     with ThreadPoolExecutor(len(nodes)) as pool:
         list(pool.map(cluster.start_dockerd_with_image, [n for n in nodes if not n.dockerd_pid]))
+    images.prune()  # what earlier code versions built and nothing has used for hours
     _write_cluster_yaml(cluster)
     cluster.save()
     return cluster

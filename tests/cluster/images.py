@@ -67,8 +67,14 @@ def _key(*parts: object) -> str:
 def locked(entry: str = "") -> Iterator[None]:
     """One builder of a cache entry at a time on this machine (several test clusters share the
     cache); entries of different names build side by side."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / (f".lock-{entry}" if entry else ".lock"), "w") as fh:
+    with locked_in(CACHE, entry):
+        yield
+
+
+@contextlib.contextmanager
+def locked_in(cache: Path, entry: str = "") -> Iterator[None]:
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / (f".lock-{entry}" if entry else ".lock"), "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         yield
 
@@ -161,7 +167,8 @@ def _layer_tar(upper: Path, out: Path) -> Layer:
 
 
 def _cached(name: str, key: str, build) -> tuple[Path, Layer]:
-    """The cache entry `name-key` (built by `build(dir)` into a fresh directory when missing)."""
+    """The cache entry `name-key` (built by `build(dir)` into a fresh directory when missing),
+    marked as used now (see prune)."""
     done = CACHE / f"{name}-{key}"
     if not (done / "diff_id").exists():
         with locked(f"{name}-{key}"):
@@ -173,7 +180,37 @@ def _cached(name: str, key: str, build) -> tuple[Path, Layer]:
                 (work / "diff_id").write_text(layer.diff_id)
                 _remove(done)
                 work.rename(done)
+    mark_used(done)
     return done, Layer(done / "layer.tar", (done / "diff_id").read_text().strip())
+
+
+# Entries keyed by the code they were made from: every change of the stand-ins or the image recipe
+# keys new ones (about 430 MB an engine store, 10 MB a profile), and a development machine kept
+# 38 GB of them in a day, enough to fail the suite's own `disk.free` check. The base layer and the
+# wheels are keyed by versions only and stay.
+PRUNED = ("engine", "profile", "venv")
+IDLE_LIMIT = 3 * 3600  # seconds: longer than any test run, whose clusters mark what they use
+
+
+def mark_used(entry: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.utime(entry)
+
+
+def prune(cache: Path = CACHE, now: float | None = None) -> list[Path]:
+    """Remove the entries of PRUNED kinds (and their lock files) unused for IDLE_LIMIT; a run
+    using an entry marks it (mark_used), so only what no run has touched for hours goes. Takes
+    the cache's lock: no entry is removed while a builder holds it."""
+    now = time.time() if now is None else now
+    removed = []
+    with locked_in(cache):
+        for entry in sorted(cache.iterdir()):
+            kind = entry.name.split("-", 1)[0]
+            if kind in PRUNED and entry.is_dir() and now - entry.stat().st_mtime > IDLE_LIMIT:
+                _remove(entry)
+                (cache / f".lock-{entry.name}").unlink(missing_ok=True)
+                removed.append(entry)
+    return removed
 
 
 def _remove(path: Path) -> None:
