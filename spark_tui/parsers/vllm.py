@@ -56,7 +56,6 @@ LOAD_FIGURES = {
 }
 # Lines carrying them hold one of: took, KV, concurrency, blocks (tested with `in`: a regex
 # alternation on every line cost a third of the parser's speed).
-TP_EXCEEDS = re.compile(r"Tensor parallel size \((?P<tp>\d+)\) exceeds available GPUs \((?P<gpus>\d+)\)")
 METRICS = re.compile(
     r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
     r"Running: (?P<running>\d+) reqs, Waiting: (?P<waiting>\d+) reqs, GPU KV cache usage: (?P<kv>[\d.]+)%"
@@ -113,7 +112,6 @@ class VllmSummary:
     endpoint: str | None = None
     oom: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    tp_exceeds: tuple[int, int] | None = None
     gcs_unreachable: str | None = None  # the address `ray start` could not reach ("" when it had none)
     metrics: dict[str, float] = field(default_factory=dict)
     startup_memory: dict[str, str] | None = None  # vLLM's start-up free-memory check that failed
@@ -184,15 +182,11 @@ class VllmSummary:
             )
         elif self.oom:
             out.append(Verdict("error", "oom", f"out of memory: {self.oom[-1][:160]}"))
-        elif not self.tp_exceeds:
+        else:
             # The line that names the exception (not the traceback's frames) says most.
             named = [e for e in self.errors if NAMED_ERROR.search(e)]
             if named:
                 out.append(Verdict("error", "error", f"error: {named[-1][-200:]}"))
-        if self.tp_exceeds:
-            tp, gpus = self.tp_exceeds
-            text = f"tensor parallel size {tp} exceeds the {gpus} GPU(s) Ray sees: not every node joined"
-            out.append(Verdict("error", "tp_exceeds_gpus", text))
         if self.ready:
             at = f" at {self.endpoint}" if self.endpoint else ""
             out.append(Verdict("ok", "api_started", f"API server started{at}"))
@@ -298,11 +292,6 @@ class VllmParser:
             m = METRICS.search(line)
             if m:
                 s.metrics = {k: float(v) for k, v in m.groupdict().items()}
-        elif "exceeds available GPUs" in line:
-            m = TP_EXCEEDS.search(line)
-            if m:
-                s.tp_exceeds = (count(m.group("tp")) or 0, count(m.group("gpus")) or 0)
-                self._error(line.strip(), line)
         if "took" in line or "KV" in line or "oncurrency" in line or "blocks" in line:
             for key, rx in LOAD_FIGURES.items():
                 m = rx.search(line)

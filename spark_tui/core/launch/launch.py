@@ -631,7 +631,7 @@ class Launch:
             for net in watch.changed():  # a transport the moment a node's lines show it
                 self.emit(NcclNet(net.node, net.level, net.text()))
             s, v = nccl.summary, vllm_p.summary
-            if v.oom or v.tp_exceeds or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
+            if v.oom or (v.errors and any("Error" in e or ": error:" in e for e in v.errors)):
                 if self._settled(v, now):
                     raise LaunchError(self._vllm_failed(v, head.name), list(recent))
             if exited:
@@ -691,7 +691,7 @@ class Launch:
         an error line that names none yet waits up to ERROR_SETTLE s for the line that does, so the
         cause does not depend on where a poll cut the worker's burst of lines."""
         found = v.failure()
-        if v.oom or v.tp_exceeds or (found and NAMED_ERROR.search(found[0])):
+        if v.oom or (found and NAMED_ERROR.search(found[0])):
             return True
         if self._error_seen is None:
             self._error_seen = now

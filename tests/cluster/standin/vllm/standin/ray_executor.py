@@ -17,11 +17,13 @@ import ray
 from ray.util.placement_group import placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+from vllm import __version__
 from vllm.standin import nccl
 
 PG_WAIT_TIMEOUT = float(os.environ.get("SPARK_TEST_PG_WAIT_TIMEOUT") or 1800)  # vLLM: 1800 s
 WORKER_SPECIFIC_ENV_VARS = {"VLLM_HOST_IP", "VLLM_HOST_PORT", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES"}
 COPIED_PREFIXES = ("NCCL_", "UCX_", "VLLM_")
+LOCAL_GPUS = 1  # cuda_device_count_stateless() on a DGX Spark
 
 
 def _ts() -> str:
@@ -157,6 +159,16 @@ def _wait_until_pg_ready(pg, specs: list[dict]) -> None:
 
 
 def _start(world: int, hang_in_init: bool) -> None:
+    # vLLM 0.11+ (PR 25775) warns before Ray starts, comparing TP x PP with the GPUs of THIS node
+    # only: every multi-node launch prints it, a healthy one included (vllm#31005).
+    if tuple(int(p) for p in __version__.split(".")[:2]) >= (0, 11) and world > LOCAL_GPUS:
+        _log(
+            "WARNING",
+            "ray_utils.py:352",
+            f"Tensor parallel size ({world}) exceeds available GPUs ({LOCAL_GPUS}). This may result in Ray "
+            f"placement group allocation failures. Consider reducing tensor_parallel_size to {LOCAL_GPUS} or "
+            f"less, or ensure your Ray cluster has {world} GPUs available.",
+        )
     ray.init(address="auto")
     _log("INFO", "ray_utils.py:347", "No current placement group found. Creating a new placement group.")
     if world > ray.cluster_resources().get("GPU", 0):
