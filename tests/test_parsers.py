@@ -590,3 +590,17 @@ def test_ray_gcs_unreachable_is_a_verdict_with_the_address(name, address, words)
     assert s.gcs_unreachable == address
     verdict = next(v for v in s.verdicts() if v.code == "gcs_unreachable")
     assert verdict.level == "error" and address in verdict.text and words in verdict.text
+
+
+def test_vllms_warning_from_its_own_nodes_gpu_count_is_no_failure():
+    """vLLM 0.11+ prints it at every healthy launch across Sparks (one GPU a node): the parser and the
+    table must not take it for the launch's failure (`up` rolls back on an error)."""
+    from spark_tui.knowledge import scan
+
+    text = (DATA / "failures" / "vllm_tp_exceeds_gpus_warning.log").read_text()
+    parser = vllm.VllmParser()
+    for line in text.splitlines():
+        parser.feed(line)
+    assert parser.summary.failure() is None
+    assert [v for v in parser.summary.verdicts() if v.level == "error"] == []
+    assert [(f.id, f.severity) for f in scan(text)] == [("vllm.tp_exceeds_local_gpus", "info")]
