@@ -543,6 +543,18 @@ def test_a_workers_oom_is_one_text_whichever_path_names_it():
     )
 
 
+def test_a_secondary_read_before_its_cause_in_one_batch_is_told_after_it():
+    """docker's log interleaves two streams: our exit line (stdout) can come before the traceback
+    (stderr) in one read. The cause is told first, the exit that follows from it after."""
+    from spark_tui.core.launch.failure_watch import FailureWatch
+
+    told = []
+    lines = ["spark-tui: vllm serve exited with code 1", *_sample("hub_gated_401").splitlines()]
+    cause = FailureWatch(told.append).feed("spark-1", lines)
+    assert cause is not None and cause.id == "hub.gated"
+    assert [d.id for d in told] == ["hub.gated", "vllm.serve_exited"]
+
+
 def test_a_part_of_a_title_whose_figure_the_line_lacks_is_left_out():
     """`[[ ... ]]` parts are said only with their figures: NCCL's version when the line has it,
     nothing (not a `?`) when it does not."""

@@ -64,7 +64,9 @@ class FailureWatch:
         emitted as a Diagnosis event."""
         w = self.watch(node)
         new = w.feed_lines(list(lines))
-        for f in new:
+        # A secondary follows from another error; read in the same batch it is told after it, whatever
+        # order the log's two streams (stdout: our exit line, stderr: the traceback) interleaved in.
+        for f in sorted(new, key=lambda f: f.secondary):
             if f.severity in ("error", "warn"):
                 self.emit(diagnosis(f))
         return self.cause(node) if any(f.severity == "error" for f in new) else None
