@@ -147,6 +147,12 @@ from tests.helpers import SAMPLES, found
         ),
         ("gen_nccl_perftest_completion_status4", "nccl.ib_completion_error", {"status": 4, "syndrome": "51"}),
         ("gen_ray_glog_check_failed", "ray.internal_check_failed", {"check": "entry"}),
+        (
+            "k15a_ray_spill_nonetype",
+            "ray.object_spill_failed",
+            {"error": "object of type 'NoneType' has no len()"},
+        ),
+        ("k15a_torch_rendezvous_port_eacces", "torch.rendezvous_port_permission_denied", {"port": 97}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -437,6 +437,23 @@ from tests.helpers import found, sample
             "vllm.kv_cache_dtype_unsupported",
             {"backend": "MLA", "dtype": "torch.uint8"},
         ),
+        (
+            "k15a_vllm_swap_space_too_large",
+            "vllm.swap_space_too_large",
+            {"swap_gib": 16.0, "total_gib": 15.01},
+        ),
+        ("k15a_sglang_kv_pool_leak_allocator", "sglang.kv_pool_leak", {"pool": "token_to_kv_pool_allocator"}),
+        ("k15a_sglang_kv_pool_leak_pool", "sglang.kv_pool_leak", {"pool": "pool"}),
+        (
+            "k15a_vllm_api_namespace_kv_cache_dtype",
+            "vllm.api_version_mismatch",
+            {"object": "Namespace", "attribute": "kv_cache_dtype"},
+        ),
+        (
+            "k15a_vllm_api_asyncllm_engine",
+            "vllm.api_version_mismatch",
+            {"object": "AsyncLLM", "attribute": "engine"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
