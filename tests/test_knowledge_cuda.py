@@ -204,6 +204,26 @@ from tests.helpers import SAMPLES, found
             "hub.repo_not_found",
             {"model": "FlippNipper/autotrain-data-zwha-djee-60wc"},
         ),
+        (
+            "k15b_cuda_vllm_rms_norm_hip_build",
+            "cuda.op_no_cuda_kernel",
+            {"op": "_C::rms_norm", "built_for": "HIP"},
+        ),
+        (
+            "k15b_cuda_torchvision_nms_old",
+            "cuda.op_no_cuda_kernel",
+            {"op": "torchvision::nms", "built_for": "CPU"},
+        ),
+        (
+            "k15b_cuda_device_mismatch_vllm_tp",
+            "cuda.tensor_device_mismatch",
+            {"device_a": "cuda:0", "device_b": "cuda:1", "method": "wrapper_CUDA__cudnn_convolution"},
+        ),
+        (
+            "k15b_cuda_device_mismatch_got_on",
+            "cuda.tensor_device_mismatch",
+            {"argument": "mat1", "device_a": "cpu", "device_b": "cuda:0"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

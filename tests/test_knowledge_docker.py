@@ -282,6 +282,12 @@ from tests.helpers import SAMPLES, found
             "driver.dkms_build_failed",
             {"module": "nvidia", "version": "410.73", "kernel": "4.4.0-62-generic"},
         ),
+        (
+            "k15b_docker_publish_ip_compose",
+            "docker.publish_address_not_on_host",
+            {"address": "51.15.210.18:443"},
+        ),
+        ("k15b_docker_publish_ip_run", "docker.publish_address_not_on_host", {"address": "127.0.0.0:8080"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

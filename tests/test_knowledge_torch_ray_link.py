@@ -180,6 +180,17 @@ from tests.helpers import DATA, SAMPLES, found
             "link.perftest_connect_failed",
             {"host": "192.168.125.211", "port": 18515},
         ),
+        (
+            "k15b_link_rdma_link_logical_down",
+            "link.ib_port_logical_down",
+            {"device": "mlx5_7", "state": "DOWN"},
+        ),
+        ("k15b_link_ibv_devinfo_port_init", "link.ib_port_logical_down", {"state": "PORT_INIT"}),
+        (
+            "k15b_link_mlx5_cmd_out_err_create_mkey",
+            "link.mlx5_command_failed",
+            {"command": "CREATE_MKEY", "status": "bad parameter", "syndrome": "0x3bf6f", "err": -22},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
