@@ -153,6 +153,26 @@ from tests.helpers import SAMPLES, found
             {"error": "object of type 'NoneType' has no len()"},
         ),
         ("k15a_torch_rendezvous_port_eacces", "torch.rendezvous_port_permission_denied", {"port": 97}),
+        ("k15d_nccl_topo_attribute_missing", "nccl.internal_error", {"attribute": "arch", "node": "cpu"}),
+        (
+            "k15d_nccl_ofi_register_memory_rail",
+            "nccl.ibv_call_failed",
+            {"call": "register_rail_mr_buffer", "error": "Invalid argument"},
+        ),
+        (
+            "k15d_ray_worker_register_unknown_worker",
+            "ray.worker_register_failed",
+            {"status": "Invalid: Invalid: Unknown worker"},
+        ),
+        (
+            "k15d_ray_task_error_serve_replica",
+            "ray.task_error",
+            {
+                "exception": "AttributeError",
+                "task": "ServeReplica:xqHWInctmH.get_metadata",
+                "address": "172.31.126.222",
+            },
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
