@@ -12,19 +12,7 @@ from tests.helpers import DATA
 
 # The family a `new:` label (a kind the table had no entry for) counts in.
 NEW_KINDS = {
-    "new:swap_space_too_large": "vllm",
-    "new:torch_op_no_cuda_kernel": "cuda",
-    "new:ray_spill_request_failed": "ray",
-    "new:ib_port_logical_down": "link",
-    "new:ray_object_spill_failed": "ray",
-    "new:publish_address_not_on_host": "docker",
     "new:gpu_reset_required": "driver",
-    "new:rendezvous_port_permission_denied": "nccl",
-    "new:sglang_kv_pool_leak": "vllm",
-    "new:vllm_api_version_mismatch": "vllm",
-    "new:tensor_device_mismatch": "cuda",
-    "new:remote_code_package_missing": "vllm",
-    "new:mlx5_command_failed": "link",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -67,7 +55,6 @@ MISSED = {
     "round7_A": {
         GH + "facebookresearch/bitsandbytes/issues/34": "hub.unreachable",
         GH + "lamikr/rocm_sdk_builder/issues/244": "hub.repo_not_found",
-        GH + "Ksuriuri/index-tts-vllm/issues/99": "new:swap_space_too_large",
         GH + "vllm-project/vllm/issues/8855": "vllm.rope_scaling_invalid",
         GH + "vllm-project/vllm/issues/18450": "vllm.unknown_model_type",
         GH + "prov-gigapath/prov-gigapath/issues/92": "hub.not_authorized",
@@ -90,9 +77,7 @@ MISSED = {
         GH + "k8snetworkplumbingwg/sriov-network-operator/issues/382": "link.ib_port_not_active",
     },
     "round9_A": {
-        GH + "sgl-project/sglang/issues/6322": "new:torch_op_no_cuda_kernel",
         GH + "huggingface/text-generation-inference/issues/1451": "tgi.argument_invalid",
-        GH + "ray-project/ray/issues/15016": "new:ray_spill_request_failed",
         GH + "vllm-project/vllm-ascend/issues/8938": "vllm.zmq_bind_failed",
     },
     "round9_B": {
@@ -100,45 +85,28 @@ MISSED = {
         GH + "huggingface/huggingface_hub/issues/1080": "hub.file_not_found",
         GH + "ZiqiaoPeng/SyncTalk/issues/162": "hub.cannot_load_model",
         GH + "chinhsuanwu/dreamfusionacc/issues/5": "safetensors.bad_header",
-        GH + "Mellanox/network-operator/issues/249": "new:ib_port_logical_down",
+        GH + "Mellanox/network-operator/issues/249": "link.ib_port_logical_down",
     },
     "round10_A": {
         GH + "vllm-project/vllm/issues/19445": "vllm.sampler_warmup_oom",
-        GH + "ray-project/ray/issues/17048": "new:ray_object_spill_failed",
         GH + "ray-project/ray/issues/25779": "ray.object_store_full",
         GH + "NVIDIA/nccl/issues/342": "nccl.shm_too_small",
-        GH + "ray-project/ray/issues/21479": "ray.worker_register_failed",
     },
     "round10_B": {
         GH + "CASIA-LMC-Lab/FiLo/issues/10": "hub.cannot_load_model",
-        GH + "docker/for-linux/issues/846": "cuda.driver_too_old",
-        GH + "ValveSoftware/SteamOS/issues/209": "driver.probe_failed",
         GH + "Sygil-Dev/sygil-webui/issues/1623": "hub.gated",
-        GH + "sameersbn/docker-bind/issues/29": "new:publish_address_not_on_host",
         GH + "scitix/sichek/issues/51": "new:gpu_reset_required",
         GH + "cc-hpc-itwm/GPI-2/issues/47": "link.qp_rtr_failed",
     },
     "round11_A": {
-        GH + "NVIDIA/nccl/issues/563": "nccl.ibv_call_failed",
-        GH + "KimMeen/Time-LLM/issues/158": "new:rendezvous_port_permission_denied",
-        GH + "sgl-project/sglang/issues/6888": "new:sglang_kv_pool_leak",
-        GH + "sgl-project/sglang/issues/140": "new:sglang_kv_pool_leak",
-        GH + "ray-project/kuberay/issues/4366": "ray.task_error",
-        GH + "TinyLLaVA/TinyLLaVA_Factory/issues/112": "nccl.internal_error",
         GH + "InternLM/lmdeploy/issues/3712": "ray.not_installed",
-        GH + "chatchat-space/Langchain-Chatchat/issues/3503": "new:vllm_api_version_mismatch",
-        GH + "vllm-project/vllm/issues/2108": "new:tensor_device_mismatch",
         GH + "ray-project/ray/issues/51917": "ray.gcs_unreachable",
         GH + "NVIDIA/nccl/issues/958": "nccl.ib_no_device",
-        GH + "OpenCSGs/llm-inference/issues/87": "new:remote_code_package_missing",
     },
     "round11_B": {
         GH + "kateyliu/ImagePseudo/issues/1": "hub.unreachable",
-        GH + "lllyasviel/Fooocus/issues/1117": "system.process_killed",
-        GH + "torch/torch7/issues/1219": "cuda.system_not_ready",
         GH + "AlexeyAB/darknet/issues/8601": "cuda.runtime_library_missing",
         GH + "Gourieff/ComfyUI-ReActor/issues/144": "hub.unreachable",
-        GH + "openucx/ucx/issues/9488": "new:mlx5_command_failed",
     },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
@@ -171,21 +139,25 @@ MISSED = {
 # Round 11 (two blind parts collected in session 14 while the second source wave ran, labels committed before any
 # scoring) was scored once on the session's final table (after both waves), no row cited: A 40/52, B 45/51 (85 of 103,
 # 83%; six rows are kinds the table lacks); the starting table (77b5581) names 84, the table after the first wave 85.
+# Session 15 (post-hoc, after reading the misses of rounds 7-11): entries for eleven of the twelve `new:` kinds (made
+# from other threads' wordings; each header says which; gpu_reset_required is in no other thread, still `new:`) and
+# wordings of rounds 10-11's misses widened from other threads: 7 A 43/48, 9 A 47/49, 10 A 47/50, 10 B 46/50,
+# 11 A 49/52, 11 B 48/51. Blind figures above stay the measure.
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
     "round6_A": (44, 46),
     "round6_B": (45, 47),
-    "round7_A": (42, 48),
+    "round7_A": (43, 48),
     "round7_B": (47, 50),
     "round8_A": (43, 49),
     "round8_B": (48, 50),
-    "round9_A": (45, 49),
+    "round9_A": (47, 49),
     "round9_B": (44, 49),
-    "round10_A": (45, 50),
-    "round10_B": (43, 50),
-    "round11_A": (40, 52),
-    "round11_B": (45, 51),
+    "round10_A": (47, 50),
+    "round10_B": (46, 50),
+    "round11_A": (49, 52),
+    "round11_B": (48, 51),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
