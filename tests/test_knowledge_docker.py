@@ -282,6 +282,21 @@ from tests.helpers import SAMPLES, found
             "driver.dkms_build_failed",
             {"module": "nvidia", "version": "410.73", "kernel": "4.4.0-62-generic"},
         ),
+        (
+            "k15c_compose_undefined_volume",
+            "docker.compose_undefined_reference",
+            {"service": "web", "kind": "volume", "name": "nginx-shared"},
+        ),
+        (
+            "k15c_compose_undefined_service_quoted",
+            "docker.compose_undefined_reference",
+            {"service": "nginx", "kind": "service", "name": "pipedfrontend"},
+        ),
+        (
+            "k15c_compose_v1_named_volume",
+            "docker.compose_undefined_reference",
+            {"service": "init", "kind": "volume", "name": "data"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
