@@ -437,6 +437,12 @@ from tests.helpers import found, sample
             "vllm.kv_cache_dtype_unsupported",
             {"backend": "MLA", "dtype": "torch.uint8"},
         ),
+        (
+            "k15c_nixl_handshake_setup_failed",
+            "vllm.nixl_handshake_failed",
+            {"kind": "handshake_setup_failed"},
+        ),
+        ("k15c_nixl_engine_id_mismatch", "vllm.nixl_handshake_failed", {"request": "chatcmpl"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
