@@ -297,6 +297,7 @@ from tests.helpers import SAMPLES, found
             "docker.compose_undefined_reference",
             {"service": "init", "kind": "volume", "name": "data"},
         ),
+        ("k15c_sigfpe_ucx_cublaslt", "system.floating_point_exception", {"reason": "integer divide by zero"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
