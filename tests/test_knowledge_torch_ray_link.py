@@ -180,6 +180,11 @@ from tests.helpers import DATA, SAMPLES, found
             "link.perftest_connect_failed",
             {"host": "192.168.125.211", "port": 18515},
         ),
+        (
+            "k15c_ucx_cuda_transports_unavailable",
+            "link.ucx_transports_unavailable",
+            {"transports": "'cuda_ipc','cuda_copy'"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
