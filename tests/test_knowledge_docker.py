@@ -298,6 +298,16 @@ from tests.helpers import SAMPLES, found
             {"service": "init", "kind": "volume", "name": "data"},
         ),
         ("k15c_sigfpe_ucx_cublaslt", "system.floating_point_exception", {"reason": "integer divide by zero"}),
+        (
+            "k15c_compose_schema_develop",
+            "docker.compose_file_invalid",
+            {"where": "services.backend", "property": "develop"},
+        ),
+        (
+            "k15c_compose_schema_root",
+            "docker.compose_file_invalid",
+            {"where": "(root)", "property": "payload"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
