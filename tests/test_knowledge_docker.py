@@ -288,6 +288,32 @@ from tests.helpers import SAMPLES, found
             {"address": "51.15.210.18:443"},
         ),
         ("k15b_docker_publish_ip_run", "docker.publish_address_not_on_host", {"address": "127.0.0.0:8080"}),
+        (
+            "k15c_compose_undefined_volume",
+            "docker.compose_undefined_reference",
+            {"service": "web", "kind": "volume", "name": "nginx-shared"},
+        ),
+        (
+            "k15c_compose_undefined_service_quoted",
+            "docker.compose_undefined_reference",
+            {"service": "nginx", "kind": "service", "name": "pipedfrontend"},
+        ),
+        (
+            "k15c_compose_v1_named_volume",
+            "docker.compose_undefined_reference",
+            {"service": "init", "kind": "volume", "name": "data"},
+        ),
+        ("k15c_sigfpe_ucx_cublaslt", "system.floating_point_exception", {"reason": "integer divide by zero"}),
+        (
+            "k15c_compose_schema_develop",
+            "docker.compose_file_invalid",
+            {"where": "services.backend", "property": "develop"},
+        ),
+        (
+            "k15c_compose_schema_root",
+            "docker.compose_file_invalid",
+            {"where": "(root)", "property": "payload"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -454,6 +454,22 @@ from tests.helpers import found, sample
             "vllm.api_version_mismatch",
             {"object": "AsyncLLM", "attribute": "engine"},
         ),
+        (
+            "k15c_nixl_handshake_setup_failed",
+            "vllm.nixl_handshake_failed",
+            {"kind": "handshake_setup_failed"},
+        ),
+        ("k15c_nixl_engine_id_mismatch", "vllm.nixl_handshake_failed", {"request": "chatcmpl"}),
+        (
+            "k15c_sglang_pd_transfer_timeout",
+            "sglang.pd_kv_transfer_failed",
+            {
+                "side": "Decode",
+                "rank": 6,
+                "reason": "Request 8360203925601259718 timed out after 600.0s in KVPoll.WaitingForInput",
+            },
+        ),
+        ("k15c_sglang_pd_prefill_transfer", "sglang.pd_kv_transfer_failed", {"side": "Prefill", "rank": 0}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
