@@ -190,6 +190,8 @@ from tests.helpers import DATA, SAMPLES, found
             "k15b_link_mlx5_cmd_out_err_create_mkey",
             "link.mlx5_command_failed",
             {"command": "CREATE_MKEY", "status": "bad parameter", "syndrome": "0x3bf6f", "err": -22},
+        ),
+        (
             "k15c_ucx_cuda_transports_unavailable",
             "link.ucx_transports_unavailable",
             {"transports": "'cuda_ipc','cuda_copy'"},
