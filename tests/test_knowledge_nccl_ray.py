@@ -173,6 +173,8 @@ from tests.helpers import SAMPLES, found
                 "address": "172.31.126.222",
             },
         ),
+        ("w15b_nccl_plugin_dlerror", "nccl.net_plugin_fallback", {"plugin": "libnccl-net.so"}),
+        ("w15b_nccl_plugin_could_not_find", "nccl.net_plugin_fallback", {"plugin": "libnccl-net.so"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
