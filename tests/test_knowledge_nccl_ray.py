@@ -175,6 +175,11 @@ from tests.helpers import SAMPLES, found
         ),
         ("w15b_nccl_plugin_dlerror", "nccl.net_plugin_fallback", {"plugin": "libnccl-net.so"}),
         ("w15b_nccl_plugin_could_not_find", "nccl.net_plugin_fallback", {"plugin": "libnccl-net.so"}),
+        (
+            "w15b_ray_spill_disk_full_2_0",
+            "ray.spill_disk_full",
+            {"path": "/mnt/data0/ray", "threshold": "0.95", "available": "50637901824"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
