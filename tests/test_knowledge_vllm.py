@@ -342,6 +342,7 @@ from tests.helpers import found, sample
             {"first": "encoder.embed_tokens.weight"},
         ),
         ("g3vc_tgi_sharded_automodel", "tgi.sharded_needs_flash_attention", {"model": None}),
+        ("w15b_tgi_sharded_needs_capability", "tgi.sharded_needs_flash_attention", {"model": "Llama"}),
         (
             "g3vb_bf16_gpu_name_unspaced",
             "vllm.bf16_unsupported",
