@@ -314,6 +314,7 @@ from tests.helpers import SAMPLES, found
             "docker.compose_file_invalid",
             {"where": "(root)", "property": "payload"},
         ),
+        ("w15b_docker_toolkit_imex_all_crio", "docker.toolkit_imex_channel_parse", {"value": "all"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
