@@ -14,8 +14,6 @@ from tests.helpers import DATA
 NEW_KINDS = {
     "new:gpu_reset_required": "driver",
     "new:apt_mirror_sync": "docker",
-    "new:toolkit_imex_channel_parse": "docker",
-    "new:ray_get_timeout": "ray",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
