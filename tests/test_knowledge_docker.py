@@ -314,6 +314,7 @@ from tests.helpers import SAMPLES, found
             "docker.compose_file_invalid",
             {"where": "(root)", "property": "payload"},
         ),
+        ("w15c_apt_unexpected_size", "docker.apt_mirror_sync", {"got": 580845, "expected": 580040}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
