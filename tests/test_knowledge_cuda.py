@@ -224,6 +224,9 @@ from tests.helpers import SAMPLES, found
             "cuda.tensor_device_mismatch",
             {"argument": "mat1", "device_a": "cpu", "device_b": "cuda:0"},
         ),
+        ("w15c_kernel_powerpc_hard_lockup", "system.cpu_lockup", {"cpu": 59}),
+        ("w15c_nvme_timeout_disable_controller", "system.nvme_timeout", {"device": "nvme0"}),
+        ("w15c_nvcc_value_sm30", "cuda.nvcc_unsupported_arch", {"arch": "sm_30"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -315,6 +315,8 @@ from tests.helpers import SAMPLES, found
             {"where": "(root)", "property": "payload"},
         ),
         ("w15b_docker_toolkit_imex_all_crio", "docker.toolkit_imex_channel_parse", {"value": "all"}),
+        ("w15c_apt_unexpected_size", "docker.apt_mirror_sync", {"got": 580845, "expected": 580040}),
+        ("w15c_hub_model_none", "hub.bad_repo_id", {"model": "None"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -196,6 +196,14 @@ from tests.helpers import DATA, SAMPLES, found
             "link.ucx_transports_unavailable",
             {"transports": "'cuda_ipc','cuda_copy'"},
         ),
+        (
+            "w15c_link_down_ixgbe",
+            "link.port_down",
+            {"driver": "ixgbe", "pci": "0000:08:00.0", "netdev": "eth11"},
+        ),
+        ("w15c_link_down_e1000e_old", "link.port_down", {"driver": "e1000e", "netdev": "eth1"}),
+        ("w15c_link_down_r8169_phy", "link.port_down", {"driver": "r8169", "netdev": "eth1"}),
+        ("w15c_link_down_r8168", "link.port_down", {"driver": "r8168", "netdev": "eth0"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
