@@ -13,7 +13,6 @@ from tests.helpers import DATA
 # The family a `new:` label (a kind the table had no entry for) counts in.
 NEW_KINDS = {
     "new:gpu_reset_required": "driver",
-    "new:apt_mirror_sync": "docker",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
