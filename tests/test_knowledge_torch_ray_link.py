@@ -146,6 +146,11 @@ from tests.helpers import DATA, SAMPLES, found
             {"exit_code": -7, "local_rank": 0},
         ),
         ("w15a_nccl_socket_h_recv_reset", "nccl.socket_failed", {"error": "Connection reset by peer"}),
+        (
+            "w15a_torch_master_addr_temporary_failure",
+            "torch.master_addr_unresolved",
+            {"error": "Temporary failure in name resolution"},
+        ),
         ("ray_gcs_reconnect_failed", "ray.gcs_died", {"address": "127.0.0.1:6379", "seconds": None}),
         (
             "ray_redis_connection_error_init",
