@@ -146,6 +146,7 @@ from tests.helpers import DATA, SAMPLES, found
             {"exit_code": -7, "local_rank": 0},
         ),
         ("w15a_nccl_socket_h_recv_reset", "nccl.socket_failed", {"error": "Connection reset by peer"}),
+        ("w15a_torch_store_wait_for_input_timeout", "torch.store_timeout", {"wait_ms": 900000}),
         (
             "w15a_torch_master_addr_temporary_failure",
             "torch.master_addr_unresolved",
