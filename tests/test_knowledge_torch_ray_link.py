@@ -135,6 +135,23 @@ from tests.helpers import DATA, SAMPLES, found
             {"host": "192.0.0.1", "port": 1234},
         ),
         ("torch_rendezvous_port_in_use_listen_v6", "torch.rendezvous_port_in_use", {"port": 47531}),
+        (
+            "w15a_torch_client_socket_placeholder_address",
+            "torch.rendezvous_timeout",
+            {"timeout": "600000ms", "host": "PRIVATE_IP", "port": None},
+        ),
+        (
+            "w15a_torch_elastic_failed_no_tail",
+            "torch.elastic_child_failed",
+            {"exit_code": -7, "local_rank": 0},
+        ),
+        ("w15a_nccl_socket_h_recv_reset", "nccl.socket_failed", {"error": "Connection reset by peer"}),
+        ("w15a_torch_store_wait_for_input_timeout", "torch.store_timeout", {"wait_ms": 900000}),
+        (
+            "w15a_torch_master_addr_temporary_failure",
+            "torch.master_addr_unresolved",
+            {"error": "Temporary failure in name resolution"},
+        ),
         ("ray_gcs_reconnect_failed", "ray.gcs_died", {"address": "127.0.0.1:6379", "seconds": None}),
         (
             "ray_redis_connection_error_init",
