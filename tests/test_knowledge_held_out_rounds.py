@@ -109,30 +109,11 @@ MISSED = {
         GH + "AlexeyAB/darknet/issues/8601": "cuda.runtime_library_missing",
         GH + "Gourieff/ComfyUI-ReActor/issues/144": "hub.unreachable",
     },
-    "round12_A": {
-        GH + "NVIDIA/nccl/issues/193": "nccl.socket_failed",
-        GH + "huggingface/text-generation-inference/issues/620": "tgi.sharded_needs_flash_attention",
-        GH + "ogx-ai/llama-stack-apps/issues/10": "torch.elastic_child_failed",
-        GH + "lm-sys/FastChat/issues/2490": "ray.worker_sigbus",
-        GH + "yangkky/distributed_tutorial/issues/3": "torch.rendezvous_timeout",
-        GH + "vllm-project/vllm/issues/10102": "nccl.net_plugin_fallback",
-        GH + "modelscope/DiffSynth-Studio/issues/538": "torch.rendezvous_timeout",
-        GH + "vllm-project/vllm/issues/10990": "vllm.unsupported_architecture",
-        GH + "OpenRLHF/OpenRLHF/issues/265": "torch.rendezvous_timeout",
-        GH + "vllm-project/vllm/issues/3568": "ray.spill_disk_full",
-        GH + "DeepDriveMD/DeepDriveMD-pipeline/issues/14": "torch.rendezvous_timeout",
-        GH + "ray-project/ray/issues/47183": "new:ray_get_timeout",
-    },
+    "round12_A": {},
     "round12_B": {
-        GH + "tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark/issues/6": "cuda.init_unknown_error",
-        GH + "NVIDIA/nvidia-docker/issues/1343": "new:apt_mirror_sync",
         GH + "utcs-scea/altis/issues/19": "cuda.nvcc_unsupported_arch",
         GH + "starfive-tech/VisionFive2/issues/36": "system.nvme_timeout",
         GH + "k3s-io/k3s/issues/8161": "system.cpu_lockup",
-        GH + "microsoft/mscclpp/issues/431": "link.qp_rtr_failed",
-        GH + "unitaryai/detoxify/issues/99": "hub.bad_repo_id",
-        GH + "sonic-net/sonic-buildimage/issues/7310": "link.port_down",
-        GH + "NVIDIA/nvidia-container-toolkit/issues/797": "new:toolkit_imex_channel_parse",
     },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
@@ -173,6 +154,9 @@ MISSED = {
 # Round 12 (two blind parts collected at the start of session 15, labels committed before any scoring) was scored
 # once, after the session's first wave (new kinds, the ambiguity audit, rounds 10-11's wordings; none of its engineers
 # saw it), no row cited: A 38/50, B 41/50 (79 of 100); the session's starting table (4ab6bcc) names the same 79.
+# Then a second wave read the components its misses came from (torch.distributed's c10d and elastic wordings, NCCL's
+# socket WARNs and net plugin lines, the kernel's lockup, NVMe and NIC link messages, apt, the toolkit's IMEX hook)
+# and took samples from other threads: post-hoc A 50/50, B 47/50 (each header says which).
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
@@ -188,8 +172,8 @@ SCORE = {
     "round10_B": (46, 50),
     "round11_A": (49, 52),
     "round11_B": (48, 51),
-    "round12_A": (38, 50),
-    "round12_B": (41, 50),
+    "round12_A": (50, 50),
+    "round12_B": (47, 50),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
