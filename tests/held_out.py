@@ -27,7 +27,9 @@ PREFIX_FAMILY = {
 
 
 def label_ids(label: str) -> set[str]:
-    return set() if label == "-" else set(label.split(","))
+    """The ids a label names, each as its entry goes by now (a label written before two entries were
+    merged names the merged one: `aliases`)."""
+    return set() if label == "-" else {table().canonical(one) for one in label.split(",")}
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ class Round:
 
     def unknown_labels(self) -> list[str]:
         """Labels that are neither an entry's id nor a declared new kind."""
-        ids = {e.id for e in table().entries}
+        ids = {ident for e in table().entries for ident in (e.id, *e.aliases)}
         return [
             one
             for row in self.rows()

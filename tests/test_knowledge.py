@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_tui.knowledge import KnowledgeError, Watch, scan, table
+from spark_tui.knowledge import KnowledgeError, Matcher, Watch, scan, table
 from spark_tui.knowledge.table import FAMILIES, load_folder, parse_table
 
 DATA = Path(__file__).parent / "data"
@@ -227,7 +227,7 @@ def test_a_sample_copied_through_a_web_page_keeps_its_names():
             "hub.unreachable",
             {"host": "huggingface.co", "model": "openai/gpt-oss-120b", "cause": "ConnectTimeoutError"},
         ),
-        ("triton_ptxas_sm121a", "cuda.ptxas_unknown_arch", {"sm": "sm_121a"}),
+        ("triton_ptxas_sm121a", "cuda.ptxas_unknown_arch", {"arch": "sm_121a"}),
         (
             "ray_object_store_tmp",
             "ray.object_store_in_tmp",
@@ -459,6 +459,29 @@ def test_the_packaged_table_loads_and_an_id_is_used_once():
     twice = _entry() + _entry()[len("failures:\n") :]
     with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 2 \(x.y\): id used twice"):
         parse_table(twice, "kb.yaml")
+
+
+def test_an_entry_merged_into_another_is_found_by_its_old_id_and_its_old_id_is_taken():
+    """Two entries that named one failure in two programs' words were merged (`aliases`): a saved finding or
+    a label naming the old id finds the merged entry, its lines are named with the merged id, and no other
+    entry may take the old id."""
+    kb = parse_table(_entry(aliases="[x.old, x.older]"), "kb.yaml")
+    assert (
+        kb.by_id("x.old").id == "x.y"
+        and kb.canonical("x.older") == "x.y"
+        and kb.canonical("x.other") == "x.other"
+    )
+    assert [f.id for f in Matcher(kb).match("some literal 7")] == ["x.y"]
+    taken = _entry(aliases="[x.old]") + _entry(id="x.old")[len("failures:\n") :]
+    with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 2 \(x.old\): id used twice \(also in kb.yaml\)"):
+        parse_table(taken, "kb.yaml")
+    twice = _entry(aliases="[x.old]") + _entry(id="x.z", aliases="[x.old]")[len("failures:\n") :]
+    with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 2 \(x.z\): alias x.old used twice"):
+        parse_table(twice, "kb.yaml")
+    with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 1 \(x.y\): aliases is a list of ids"):
+        parse_table(_entry(aliases="[Not An Id]"), "kb.yaml")
+    # the packaged table: a pull refused in containerd's words is the one pull entry, by either name
+    assert table().by_id("docker.pull_unauthorized") is table().by_id("docker.pull_access_denied")
 
 
 def test_a_family_file_holds_only_its_family_and_an_id_once_across_files(tmp_path):

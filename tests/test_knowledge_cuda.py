@@ -28,7 +28,7 @@ from tests.helpers import SAMPLES, found
         ("triton_llvm_cannot_select", "cuda.llvm_cannot_select", {"intrinsic": "llvm.nvvm.tcgen05.wait.st"}),
         ("cuda_oom_pinned_host", "cuda.out_of_memory", {"tried_gib": 32.0}),
         ("oom_killer_invoked_arm64", "system.oom_killer", {"trigger": "p2pd"}),
-        ("nvcc_unsupported_arch_120", "cuda.nvcc_unsupported_arch", {"arch": "compute_120"}),
+        ("nvcc_unsupported_arch_120", "cuda.ptxas_unknown_arch", {"arch": "compute_120"}),
         ("libcuda_segfault_backtrace", "cuda.libcuda_segfault", {"symbol": "cuCtxGetDevice_v2"}),
         ("kernel_module_key_required", "system.module_signature_rejected", {"module": "nvhda"}),
         ("disk_ext4_remount_ro", "system.disk_io_error", {"device": "nvme0n1"}),
@@ -179,7 +179,7 @@ from tests.helpers import SAMPLES, found
         ),
         (
             "gen_cuda_cudart_missing_minor",
-            "cuda.runtime_library_missing",
+            "cuda.cuda_library_missing",
             {"library": "libcudart.so.11.0", "cuda": "11"},
         ),
         (
@@ -226,7 +226,7 @@ from tests.helpers import SAMPLES, found
         ),
         ("w15c_kernel_powerpc_hard_lockup", "system.cpu_lockup", {"cpu": 59}),
         ("w15c_nvme_timeout_disable_controller", "system.nvme_timeout", {"device": "nvme0"}),
-        ("w15c_nvcc_value_sm30", "cuda.nvcc_unsupported_arch", {"arch": "sm_30"}),
+        ("w15c_nvcc_value_sm30", "cuda.ptxas_unknown_arch", {"arch": "sm_30"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -109,12 +109,10 @@ MISSED = {
     },
     "round11_B": {
         GH + "kateyliu/ImagePseudo/issues/1": "hub.unreachable",
-        GH + "AlexeyAB/darknet/issues/8601": "cuda.runtime_library_missing",
         GH + "Gourieff/ComfyUI-ReActor/issues/144": "hub.unreachable",
     },
     "round12_A": {},
     "round12_B": {
-        GH + "utcs-scea/altis/issues/19": "cuda.nvcc_unsupported_arch",
         GH + "starfive-tech/VisionFive2/issues/36": "system.nvme_timeout",
         GH + "k3s-io/k3s/issues/8161": "system.cpu_lockup",
     },
@@ -180,6 +178,10 @@ MISSED = {
 # the ambiguity audit, labels committed before any scoring) was scored once on the session's final table, one row
 # dropped as newly cited: A 48/53, B 43/50 (91 of 103, 88%); the session's starting table (4ab6bcc) and the table
 # after its first wave (2091f86) name the same 91.
+# Session 16 merged five pairs of entries that named one failure in two programs' words (the table's README:
+# `aliases`); a label naming a merged id counts as the entry it went into, which makes two post-hoc misses right
+# (11 B darknet#8601's libcudart, now cuda.cuda_library_missing; 12 B altis#19's ptxas line from an nvcc build, now
+# cuda.ptxas_unknown_arch): 11 B 49/51, 12 B 48/50.
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
@@ -194,9 +196,9 @@ SCORE = {
     "round10_A": (48, 50),
     "round10_B": (46, 50),
     "round11_A": (49, 52),
-    "round11_B": (48, 51),
+    "round11_B": (49, 51),
     "round12_A": (50, 50),
-    "round12_B": (47, 50),
+    "round12_B": (48, 50),
     "round13_A": (48, 53),
     "round13_B": (43, 50),
 }

@@ -39,8 +39,9 @@ KEYS = {
     "generic",
     "then",
 }
-KEYS |= {"lookup", "reader", "unless"}
+KEYS |= {"lookup", "reader", "unless", "aliases"}
 READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
+IDENT = re.compile(r"[a-z0-9_.]+")
 MIN_NEEDLE = 4  # a shorter literal would let most lines through the prefilter
 
 
@@ -74,6 +75,9 @@ class Entry:
     # Lines that make a match normal: the entry is not named from a text holding one (an unused port
     # of a Spark is down while its cabled twin is active).
     unless: tuple[Pattern, ...] = ()
+    # Ids of entries merged into this one (two entries had named one failure in two programs'
+    # words): a saved finding, a held-out label or a user's note that names an old id still finds it.
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,10 +87,16 @@ class Table:
 
     @functools.cached_property
     def _index(self) -> dict[str, Entry]:
-        return {e.id: e for e in self.entries}
+        return {a: e for e in self.entries for a in e.aliases} | {e.id: e for e in self.entries}
 
     def by_id(self, ident: str) -> Entry:
+        """The entry of an id, or of an id merged into it (`aliases`)."""
         return self._index[ident]
+
+    def canonical(self, ident: str) -> str:
+        """The id an entry goes by now: an alias gives its entry's id, any other text itself."""
+        entry = self._index.get(ident)
+        return entry.id if entry is not None else ident
 
     @property
     def families(self) -> dict[str, int]:
@@ -155,7 +165,7 @@ def _entry(raw: object, where: str) -> Entry:
     if not isinstance(raw, dict):
         raise KnowledgeError(f"{where}: an entry is a mapping")
     ident = raw.get("id")
-    if not isinstance(ident, str) or not re.fullmatch(r"[a-z0-9_.]+", ident):
+    if not isinstance(ident, str) or not IDENT.fullmatch(ident):
         raise KnowledgeError(f"{where}: id must be lowercase letters, digits, _ and . (got {ident!r})")
     where = f"{where} ({ident})"
     extra = set(raw) - KEYS
@@ -193,6 +203,9 @@ def _entry(raw: object, where: str) -> Entry:
     undeclared = groups - set(figures)
     if undeclared:
         raise KnowledgeError(f"{where}: named group(s) {', '.join(sorted(undeclared))} not in figures")
+    aliases = raw.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and IDENT.fullmatch(a) for a in aliases):
+        raise KnowledgeError(f"{where}: aliases is a list of ids (lowercase letters, digits, _ and .)")
     lookup = raw.get("lookup") or {}
     if not isinstance(lookup, dict) or not all(
         k in figures and isinstance(v, dict) for k, v in lookup.items()
@@ -219,6 +232,7 @@ def _entry(raw: object, where: str) -> Entry:
         lookup={k: {str(c): str(n) for c, n in v.items()} for k, v in lookup.items()},
         reader=reader,
         unless=unless,
+        aliases=tuple(aliases),
     )
 
 
@@ -240,9 +254,13 @@ def _table(path: str, parts: list[tuple[str, list[Entry]]]) -> Table:
     seen: dict[str, str] = {}
     for where, entries in parts:
         for i, e in enumerate(entries):
-            if e.id in seen:
-                raise KnowledgeError(f"{where}:entry {i + 1} ({e.id}): id used twice (also in {seen[e.id]})")
-            seen[e.id] = where
+            for ident in (e.id, *e.aliases):  # an alias is an id too: one name, one entry
+                if ident in seen:
+                    what = "id" if ident == e.id else f"alias {ident}"
+                    raise KnowledgeError(
+                        f"{where}:entry {i + 1} ({e.id}): {what} used twice (also in {seen[ident]})"
+                    )
+                seen[ident] = where
     return Table(path, tuple(e for _, entries in parts for e in entries))
 
 
