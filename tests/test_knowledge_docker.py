@@ -317,6 +317,17 @@ from tests.helpers import SAMPLES, found
         ("w15b_docker_toolkit_imex_all_crio", "docker.toolkit_imex_channel_parse", {"value": "all"}),
         ("w15c_apt_unexpected_size", "docker.apt_mirror_sync", {"got": 580845, "expected": 580040}),
         ("w15c_hub_model_none", "hub.bad_repo_id", {"model": "None"}),
+        (
+            "c16hub_docker_platform_refused",
+            "docker.image_platform_refused",
+            {"image": "nobodyiam/apollo-quick-start", "wanted": "linux/arm64", "actual": "linux/amd64"},
+        ),
+        ("c16hub_hub_rate_limited_ip", "hub.rate_limited", {"address": "52.159.229.65"}),
+        (
+            "c16hub_docker_daemon_dial_connect",
+            "docker.daemon_unreachable",
+            {"socket": "/var/run/docker.sock"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
