@@ -328,6 +328,17 @@ from tests.helpers import SAMPLES, found
             "docker.daemon_unreachable",
             {"socket": "/var/run/docker.sock"},
         ),
+        (
+            "c16hub_docker_registry_503_url",
+            "docker.registry_server_error",
+            {"registry": "registry-1.docker.io", "status": 503, "reason": "Service Unavailable"},
+        ),
+        (
+            "c16hub_hub_diffusers_not_cached",
+            "hub.offline_not_cached",
+            {"model": "runwayml/stable-diffusion-v1-5"},
+        ),
+        ("c16hub_docker_prestart_hook_podman", "docker.gpu_prestart_hook_failed", {"code": 1}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
