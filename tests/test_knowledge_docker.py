@@ -339,6 +339,11 @@ from tests.helpers import SAMPLES, found
             {"model": "runwayml/stable-diffusion-v1-5"},
         ),
         ("c16hub_docker_prestart_hook_podman", "docker.gpu_prestart_hook_failed", {"code": 1}),
+        (
+            "c16hub_hub_rust_connection_failed",
+            "hub.unreachable",
+            {"host": "huggingface.co", "cause": "Connection Failed"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
