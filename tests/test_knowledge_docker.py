@@ -317,6 +317,33 @@ from tests.helpers import SAMPLES, found
         ("w15b_docker_toolkit_imex_all_crio", "docker.toolkit_imex_channel_parse", {"value": "all"}),
         ("w15c_apt_unexpected_size", "docker.apt_mirror_sync", {"got": 580845, "expected": 580040}),
         ("w15c_hub_model_none", "hub.bad_repo_id", {"model": "None"}),
+        (
+            "c16hub_docker_platform_refused",
+            "docker.image_platform_refused",
+            {"image": "nobodyiam/apollo-quick-start", "wanted": "linux/arm64", "actual": "linux/amd64"},
+        ),
+        ("c16hub_hub_rate_limited_ip", "hub.rate_limited", {"address": "52.159.229.65"}),
+        (
+            "c16hub_docker_daemon_dial_connect",
+            "docker.daemon_unreachable",
+            {"socket": "/var/run/docker.sock"},
+        ),
+        (
+            "c16hub_docker_registry_503_url",
+            "docker.registry_server_error",
+            {"registry": "registry-1.docker.io", "status": 503, "reason": "Service Unavailable"},
+        ),
+        (
+            "c16hub_hub_diffusers_not_cached",
+            "hub.offline_not_cached",
+            {"model": "runwayml/stable-diffusion-v1-5"},
+        ),
+        ("c16hub_docker_prestart_hook_podman", "docker.gpu_prestart_hook_failed", {"code": 1}),
+        (
+            "c16hub_hub_rust_connection_failed",
+            "hub.unreachable",
+            {"host": "huggingface.co", "cause": "Connection Failed"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
