@@ -482,6 +482,7 @@ from tests.helpers import found, sample
         ("c16vllm_tp_size_not_divisible_vocab", "vllm.tp_size_not_divisible", {"size": 250682, "tp": 8}),
         ("c16vllm_sglang_ranks_load_unbalanced", "sglang.ranks_load_unbalanced", {"rank": 1}),
         ("c16vllm_gguf_arch_llama_server", "vllm.gguf_architecture_unsupported", {"arch": "spark2_5"}),
+        ("c16vllm_sglang_scheduler_watchdog", "sglang.watchdog_timeout", {"seconds": 300.0}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
