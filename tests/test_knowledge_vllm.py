@@ -471,6 +471,18 @@ from tests.helpers import found, sample
             },
         ),
         ("k15c_sglang_pd_prefill_transfer", "sglang.pd_kv_transfer_failed", {"side": "Prefill", "rank": 0}),
+        # c16vllm: the same failures in other versions' and wrappers' words
+        (
+            "c16vllm_kv_cache_too_small_wrapped",
+            "vllm.kv_cache_too_small",
+            {"max_len": 196608, "needed_gib": 23.25, "available_gib": 22.5, "estimated_len": 190272},
+        ),
+        ("c16vllm_ambiguous_option", "vllm.unrecognized_arguments", {"args": "--model"}),
+        ("c16vllm_tp_size_not_divisible", "vllm.tp_size_not_divisible", {"size": 32768, "tp": 3}),
+        ("c16vllm_tp_size_not_divisible_vocab", "vllm.tp_size_not_divisible", {"size": 250682, "tp": 8}),
+        ("c16vllm_sglang_ranks_load_unbalanced", "sglang.ranks_load_unbalanced", {"rank": 1}),
+        ("c16vllm_gguf_arch_llama_server", "vllm.gguf_architecture_unsupported", {"arch": "spark2_5"}),
+        ("c16vllm_sglang_scheduler_watchdog", "sglang.watchdog_timeout", {"seconds": 300.0}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
