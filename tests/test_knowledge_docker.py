@@ -317,6 +317,12 @@ from tests.helpers import SAMPLES, found
         ("w15b_docker_toolkit_imex_all_crio", "docker.toolkit_imex_channel_parse", {"value": "all"}),
         ("w15c_apt_unexpected_size", "docker.apt_mirror_sync", {"got": 580845, "expected": 580040}),
         ("w15c_hub_model_none", "hub.bad_repo_id", {"model": "None"}),
+        (
+            "w16_docker_rate_limit_unauthenticated_bare",
+            "docker.rate_limited",
+            {"message": "You have reached your unauthenticated pull rate limit"},
+        ),
+        ("w16_docker_rate_limit_buildkit_host", "docker.rate_limited", {"host": "registry-1.docker.io"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
