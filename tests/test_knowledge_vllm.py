@@ -471,6 +471,16 @@ from tests.helpers import found, sample
             },
         ),
         ("k15c_sglang_pd_prefill_transfer", "sglang.pd_kv_transfer_failed", {"side": "Prefill", "rank": 0}),
+        (
+            "w16_vllm_flashinfer_workspace_buffer_overflow",
+            "vllm.flashinfer_workspace_overflow",
+            {"buffer": "batch_prefill_tmp_v", "size": 283115520, "available": 268435456},
+        ),
+        (
+            "w16_vllm_flashinfer_workspace_failed_to_allocate",
+            "vllm.flashinfer_workspace_overflow",
+            {"buffer": "batch_prefill_tmp_v", "size": 421134336},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
