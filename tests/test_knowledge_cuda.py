@@ -227,6 +227,13 @@ from tests.helpers import SAMPLES, found
         ("w15c_kernel_powerpc_hard_lockup", "system.cpu_lockup", {"cpu": 59}),
         ("w15c_nvme_timeout_disable_controller", "system.nvme_timeout", {"device": "nvme0"}),
         ("w15c_nvcc_value_sm30", "cuda.ptxas_unknown_arch", {"arch": "sm_30"}),
+        (
+            "w16_driver_kmod_moddep_missing_synced_tree",
+            "driver.kmod_index_missing",
+            {"kernel": "4.3.3-docker-1"},
+        ),
+        ("w16_driver_kmod_builtin_missing_zfs", "driver.kmod_index_missing", {"kernel": "4.2.0-18-generic"}),
+        ("w16_driver_module_not_found_mkinitcpio", "driver.module_not_found", {"module": "nvidia"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -344,6 +344,12 @@ from tests.helpers import SAMPLES, found
             "hub.unreachable",
             {"host": "huggingface.co", "cause": "Connection Failed"},
         ),
+        (
+            "w16_docker_rate_limit_unauthenticated_bare",
+            "docker.rate_limited",
+            {"message": "You have reached your unauthenticated pull rate limit"},
+        ),
+        ("w16_docker_rate_limit_buildkit_host", "docker.rate_limited", {"host": "registry-1.docker.io"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -180,6 +180,11 @@ from tests.helpers import SAMPLES, found
             "ray.spill_disk_full",
             {"path": "/mnt/data0/ray", "threshold": "0.95", "available": "50637901824"},
         ),
+        (
+            "w16_ray_runtime_env_client_getorcreate",
+            "ray.runtime_env_failed",
+            {"attempts": 5, "error": "HTTP Error 503: Service Unavailable"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -221,6 +221,8 @@ from tests.helpers import DATA, SAMPLES, found
         ("w15c_link_down_e1000e_old", "link.port_down", {"driver": "e1000e", "netdev": "eth1"}),
         ("w15c_link_down_r8169_phy", "link.port_down", {"driver": "r8169", "netdev": "eth1"}),
         ("w15c_link_down_r8168", "link.port_down", {"driver": "r8168", "netdev": "eth0"}),
+        ("w16_link_no_rdma_ucx_tcp_only", "link.no_rdma_devices", {"device": "mlx5_bond_0:1"}),
+        ("w16_link_rdma_modules_missing_openibd", "link.rdma_module_not_found", {"module": "mlx5_core"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

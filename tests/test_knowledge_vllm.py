@@ -483,6 +483,16 @@ from tests.helpers import found, sample
         ("c16vllm_sglang_ranks_load_unbalanced", "sglang.ranks_load_unbalanced", {"rank": 1}),
         ("c16vllm_gguf_arch_llama_server", "vllm.gguf_architecture_unsupported", {"arch": "spark2_5"}),
         ("c16vllm_sglang_scheduler_watchdog", "sglang.watchdog_timeout", {"seconds": 300.0}),
+        (
+            "w16_vllm_flashinfer_workspace_buffer_overflow",
+            "vllm.flashinfer_workspace_overflow",
+            {"buffer": "batch_prefill_tmp_v", "size": 283115520, "available": 268435456},
+        ),
+        (
+            "w16_vllm_flashinfer_workspace_failed_to_allocate",
+            "vllm.flashinfer_workspace_overflow",
+            {"buffer": "batch_prefill_tmp_v", "size": 421134336},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
