@@ -180,6 +180,17 @@ from tests.helpers import SAMPLES, found
             "ray.spill_disk_full",
             {"path": "/mnt/data0/ray", "threshold": "0.95", "available": "50637901824"},
         ),
+        ("c16dist_nccl_net_not_found", "nccl.net_not_found", {"network": "AWS Libfabric"}),
+        (
+            "c16dist_nccl_cuda_error_last_error_line",
+            "nccl.cuda_error",
+            {"cuda_error": "999 'unknown error'"},
+        ),
+        (
+            "c16dist_nccl_watchdog_timeout_wrapped_tail",
+            "nccl.watchdog_timeout",
+            {"timeout_ms": 600000},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
