@@ -191,6 +191,11 @@ from tests.helpers import SAMPLES, found
             "nccl.watchdog_timeout",
             {"timeout_ms": 600000},
         ),
+        (
+            "c16dist_ray_client_python_mismatch",
+            "ray.version_mismatch",
+            {"node_python": "3.10.6", "cluster_python": "3.6.9"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
