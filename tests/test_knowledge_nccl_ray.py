@@ -185,6 +185,22 @@ from tests.helpers import SAMPLES, found
             "ray.runtime_env_failed",
             {"attempts": 5, "error": "HTTP Error 503: Service Unavailable"},
         ),
+        ("c16dist_nccl_net_not_found", "nccl.net_not_found", {"network": "AWS Libfabric"}),
+        (
+            "c16dist_nccl_cuda_error_last_error_line",
+            "nccl.cuda_error",
+            {"cuda_error": "999 'unknown error'"},
+        ),
+        (
+            "c16dist_nccl_watchdog_timeout_wrapped_tail",
+            "nccl.watchdog_timeout",
+            {"timeout_ms": 600000},
+        ),
+        (
+            "c16dist_ray_client_python_mismatch",
+            "ray.version_mismatch",
+            {"node_python": "3.10.6", "cluster_python": "3.6.9"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
