@@ -461,6 +461,47 @@ def test_the_packaged_table_loads_and_an_id_is_used_once():
         parse_table(twice, "kb.yaml")
 
 
+# What log collection puts before a program's line (engine.DECORATION): docker logs -t, compose, torchrun, vLLM's
+# logger, a Ray actor.
+DECORATIONS = [
+    "2026-03-09T01:31:29.489253860Z ",
+    "vllm-head-1  | ",
+    "[rank0]: ",
+    "ERROR 05-12 10:11:12 [core.py:123] ",
+    "(RayWorkerWrapper pid=4242, ip=10.231.7.13) ",
+]
+
+
+@pytest.mark.parametrize("decoration", DECORATIONS)
+def test_every_sample_line_keeps_its_name_behind_a_log_collectors_decoration(decoration):
+    """A pattern anchored at the line's start (a bare `RuntimeError: Socket Timeout`, `Killed`, `link mlx5_0/1 ...
+    state DOWN`) is tried again after the decoration: every line of every sample names the same entries with it."""
+    m = Matcher()
+    lines = [
+        line for p in sorted(SAMPLES.glob("*.log")) for line in p.read_text(errors="replace").splitlines()
+    ]
+    named = [(line, {f.id for f in m.match(line)}) for line in lines]
+    changed = [
+        (line, ids) for line, ids in named if ids and {f.id for f in m.match(decoration + line)} != ids
+    ]
+    assert len([1 for _, ids in named if ids]) > 2000 and changed == []
+
+
+def test_a_decoration_is_read_past_only_by_patterns_anchored_at_the_lines_start():
+    """A lookahead over the whole line reads the decoration on purpose: a Ray worker's bus error is not the
+    shared-memory one; and words before the program's own are no decoration."""
+    assert [f.id for f in scan("[rank3]: RuntimeError: Socket Timeout")] == ["torch.store_timeout"]
+    assert [f.id for f in scan("(RayWorkerWrapper pid=1, ip=10.0.0.2) Fatal Python error: Bus error")] == [
+        "ray.worker_sigbus"
+    ]
+    assert [f.id for f in scan("2026-03-09T01:31:29Z Fatal Python error: Bus error")] == [
+        "docker.shm_exhausted"
+    ]
+    assert scan("the test printed RuntimeError: Socket Timeout") == []
+    (f,) = scan("[rank0]: RuntimeError: Socket Timeout")
+    assert f.line[slice(*f.span)] == "RuntimeError: Socket Timeout"
+
+
 def test_an_entry_merged_into_another_is_found_by_its_old_id_and_its_old_id_is_taken():
     """Two entries that named one failure in two programs' words were merged (`aliases`): a saved finding or
     a label naming the old id finds the merged entry, its lines are named with the merged id, and no other

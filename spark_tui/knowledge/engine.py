@@ -35,6 +35,29 @@ def as_printed(text: str) -> str:
     return text
 
 
+# What log collection puts before a program's own line: `docker logs -t`'s timestamp, compose's
+# `service  | `, torchrun's `[rank0]:`, Ray's `(RayWorkerWrapper pid=42, ip=10.0.0.2)`, vLLM's logger
+# header. A pattern anchored at the line's start (a bare `RuntimeError: Socket Timeout`, `Killed`) is
+# tried again after them. Not one whose anchor is a lookahead on the whole line: that one reads the
+# decoration on purpose (a Ray worker's bus error is not the shared-memory one).
+DECORATION = re.compile(
+    r"(?:\s*(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s"
+    r"|[\w.-]+\s+\|\s"
+    r"|\[rank\d+\]:"
+    r"|\((?:[\w.-]+\s+)?pid=\d+(?:,\s*ip=[\w.:]+)?\)"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]\s]+\]"
+    r"))+\s*"
+)
+# a pattern anchored at the line's start somewhere (`^`, not `[^` nor `\^`), but not by a lookahead
+ANCHOR = re.compile(r"(?<![\[\\])\^(?!\(\?!)")
+
+
+def undecorated(line: str) -> int:
+    """Where the program's own words begin in `line`, after what log collection put before them."""
+    m = DECORATION.match(line)
+    return m.end() if m else 0
+
+
 GIB = re.compile(r"(?P<n>[\d.,]+)\s*(?P<u>[KMGT]i?B|bytes|B)?")
 UNITS = {"B": 1 / 2**30, "BYTES": 1 / 2**30, "KIB": 1 / 2**20, "KB": 1 / 2**20, "MIB": 1 / 1024}
 UNITS.update({"MB": 1 / 1024, "GIB": 1.0, "GB": 1.0, "TIB": 1024.0, "TB": 1024.0})
@@ -158,6 +181,12 @@ class Matcher:
         self._items: list[tuple[Entry, Pattern, bool]] = [
             (e, p, False) for e in self.table.entries for p in e.patterns
         ] + [(e, p, True) for e in self.table.entries for p in e.unless]
+        # the items tried again after a line's decoration (DECORATION)
+        self._anchored = {
+            i
+            for i, (_, p, _) in enumerate(self._items)
+            if ANCHOR.search(p.regex.pattern) and not p.regex.pattern.startswith("^(?!")
+        }
         by_needle: dict[str, list[int]] = {}
         for i, (_, p, _) in enumerate(self._items):
             by_needle.setdefault(p.needle, []).append(i)
@@ -208,11 +237,17 @@ class Matcher:
         out: list[tuple[Entry, dict[str, object], tuple[int, int]]] = []
         done: set[str] = set()
         calmed: list[str] = []
+        lead = -1  # where the words begin after the line's decoration: found when first needed
         for i in candidates:
             entry, pattern, calms = self._items[i]
             if entry.id in done:
                 continue
             m = pattern.regex.search(line)
+            shift = 0
+            if m is None and i in self._anchored:
+                lead = undecorated(line) if lead < 0 else lead
+                if lead:
+                    m, shift = pattern.regex.search(line[lead:]), lead
             if m is None:
                 continue
             if calms:
@@ -221,7 +256,7 @@ class Matcher:
             done.add(entry.id)
             figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
             _names(entry, figures)
-            out.append((entry, figures, m.span()))
+            out.append((entry, figures, (m.start() + shift, m.end() + shift)))
         if len(out) > 1 and any(entry.generic for entry, _, _ in out):
             # A catch-all gives way to what names the line more closely (README: `generic`).
             specific = [found for found in out if not found[0].generic]
