@@ -227,6 +227,15 @@ from tests.helpers import SAMPLES, found
         ("w15c_kernel_powerpc_hard_lockup", "system.cpu_lockup", {"cpu": 59}),
         ("w15c_nvme_timeout_disable_controller", "system.nvme_timeout", {"device": "nvme0"}),
         ("w15c_nvcc_value_sm30", "cuda.nvcc_unsupported_arch", {"arch": "sm_30"}),
+        (
+            "t16a_cusolver_create_vqgan",
+            "cuda.cusolver_error",
+            {"status": "INTERNAL_ERROR", "call": "cusolverDnCreate"},
+        ),
+        ("t16a_cusolver_code_vismvsnet", "cuda.cusolver_error", {"code": 7, "call": "cusolverDnCreate"}),
+        ("t16a_cusparse_alloc_rapids", "cuda.cusparse_error", {"status": "ALLOC_FAILED"}),
+        ("t16a_curand_launch_caffe", "cuda.curand_error", {"status": "LAUNCH_FAILURE"}),
+        ("t16a_cufft_invalid_plan_nnabla", "cuda.cufft_error", {"status": "CUFFT_INVALID_PLAN"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
