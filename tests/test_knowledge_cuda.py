@@ -234,6 +234,15 @@ from tests.helpers import SAMPLES, found
         ),
         ("w16_driver_kmod_builtin_missing_zfs", "driver.kmod_index_missing", {"kernel": "4.2.0-18-generic"}),
         ("w16_driver_module_not_found_mkinitcpio", "driver.module_not_found", {"module": "nvidia"}),
+        (
+            "t16a_cusolver_create_vqgan",
+            "cuda.cusolver_error",
+            {"status": "INTERNAL_ERROR", "call": "cusolverDnCreate"},
+        ),
+        ("t16a_cusolver_code_vismvsnet", "cuda.cusolver_error", {"code": 7, "call": "cusolverDnCreate"}),
+        ("t16a_cusparse_alloc_rapids", "cuda.cusparse_error", {"status": "ALLOC_FAILED"}),
+        ("t16a_curand_launch_caffe", "cuda.curand_error", {"status": "LAUNCH_FAILURE"}),
+        ("t16a_cufft_invalid_plan_nnabla", "cuda.cufft_error", {"status": "CUFFT_INVALID_PLAN"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
