@@ -180,6 +180,16 @@ from tests.helpers import SAMPLES, found
             "ray.spill_disk_full",
             {"path": "/mnt/data0/ray", "threshold": "0.95", "available": "50637901824"},
         ),
+        (
+            "t16b_mooncake_slice_retry",
+            "nccl.ib_completion_error",
+            {"status_text": "transport retry counter exceeded"},
+        ),
+        (
+            "t16b_ibv_wc_local_length_mooncake",
+            "nccl.ib_completion_error",
+            {"status_text": "local length error"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
