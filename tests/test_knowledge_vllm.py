@@ -471,6 +471,7 @@ from tests.helpers import found, sample
             },
         ),
         ("k15c_sglang_pd_prefill_transfer", "sglang.pd_kv_transfer_failed", {"side": "Prefill", "rank": 0}),
+        ("t16b_nixl_unknown_add_remote", "vllm.nixl_error", {"status": "UNKNOWN"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
