@@ -201,6 +201,16 @@ from tests.helpers import SAMPLES, found
             "ray.version_mismatch",
             {"node_python": "3.10.6", "cluster_python": "3.6.9"},
         ),
+        (
+            "t16b_mooncake_slice_retry",
+            "nccl.ib_completion_error",
+            {"status_text": "transport retry counter exceeded"},
+        ),
+        (
+            "t16b_ibv_wc_local_length_mooncake",
+            "nccl.ib_completion_error",
+            {"status_text": "local length error"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -223,6 +223,24 @@ from tests.helpers import DATA, SAMPLES, found
         ("w15c_link_down_r8168", "link.port_down", {"driver": "r8168", "netdev": "eth0"}),
         ("w16_link_no_rdma_ucx_tcp_only", "link.no_rdma_devices", {"device": "mlx5_bond_0:1"}),
         ("w16_link_rdma_modules_missing_openibd", "link.rdma_module_not_found", {"module": "mlx5_core"}),
+        (
+            "t16b_rdma_cm_unreachable_ucx",
+            "link.rdma_cm_error",
+            {"event": "RDMA_CM_EVENT_UNREACHABLE", "status": 2, "peer": "127.0.0.1:45601"},
+        ),
+        ("t16b_rdma_cm_rejected", "link.rdma_cm_error", {"event": "RDMA_CM_EVENT_REJECTED"}),
+        ("t16b_ucx_unreachable_mpi", "link.ucx_unreachable", {"peer": "<no debug data>"}),
+        ("t16b_ucx_endpoint_timeout_ud", "link.ucx_peer_lost", {"status_text": "Endpoint timeout"}),
+        (
+            "t16b_ucx_connection_reset_unhandled",
+            "link.ucx_peer_lost",
+            {"status_text": "Connection reset by remote peer"},
+        ),
+        (
+            "t16b_ucx_devx_remote_io_error",
+            "link.mlx5_command_failed",
+            {"command": "mlx5dv_devx_obj_create(QP)", "syndrome": "0x2c4154", "status": "Remote I/O error"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -493,6 +493,7 @@ from tests.helpers import found, sample
             "vllm.flashinfer_workspace_overflow",
             {"buffer": "batch_prefill_tmp_v", "size": 421134336},
         ),
+        ("t16b_nixl_unknown_add_remote", "vllm.nixl_error", {"status": "UNKNOWN"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
