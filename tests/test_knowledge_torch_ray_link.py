@@ -221,6 +221,12 @@ from tests.helpers import DATA, SAMPLES, found
         ("w15c_link_down_e1000e_old", "link.port_down", {"driver": "e1000e", "netdev": "eth1"}),
         ("w15c_link_down_r8169_phy", "link.port_down", {"driver": "r8169", "netdev": "eth1"}),
         ("w15c_link_down_r8168", "link.port_down", {"driver": "r8168", "netdev": "eth0"}),
+        (
+            "c16cuda_networkd_lost_carrier_ixgbe_reset",
+            "link.tx_timeout",
+            {"driver": "ixgbe", "netdev": "enp1s0f0"},
+        ),
+        ("c16cuda_networkd_lost_carrier_ixgbe_reset", "link.port_down", {"netdev": "enp1s0f0"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
