@@ -243,6 +243,29 @@ from tests.helpers import SAMPLES, found
         ("t16a_cusparse_alloc_rapids", "cuda.cusparse_error", {"status": "ALLOC_FAILED"}),
         ("t16a_curand_launch_caffe", "cuda.curand_error", {"status": "LAUNCH_FAILURE"}),
         ("t16a_cufft_invalid_plan_nnabla", "cuda.cufft_error", {"status": "CUFFT_INVALID_PLAN"}),
+        ("c16cuda_tf_kernel_dso_mismatch", "driver.nvml_mismatch", {"library_version": "361.93.2"}),
+        ("c16cuda_tensorrt_error_code_2_requested_size", "cuda.out_of_memory", {"tried_gib": 3.126}),
+        (
+            "c16cuda_torch1_tensor_for_argument_on_cpu",
+            "cuda.tensor_device_mismatch",
+            {"argument": "mat1", "device_a": "CPU", "device_b": "GPU", "method": "addmm"},
+        ),
+        (
+            "c16cuda_torch13_expected_device_type",
+            "cuda.tensor_device_mismatch",
+            {"device_a": "cuda", "device_b": "cpu", "method": "_th_mm"},
+        ),
+        (
+            "c16cuda_dkms_build_of_ko_failed",
+            "driver.dkms_build_failed",
+            {"module": "bbswitch", "kernel": "4.16.13-desktop-1omv"},
+        ),
+        ("c16cuda_jax_unable_to_load_cusparse", "cuda.cuda_library_missing", {"library": "cuSPARSE"}),
+        (
+            "c16cuda_ctranslate2_library_not_found",
+            "cuda.cuda_library_missing",
+            {"library": "libcublas.so.12"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

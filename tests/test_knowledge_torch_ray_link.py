@@ -241,6 +241,12 @@ from tests.helpers import DATA, SAMPLES, found
             "link.mlx5_command_failed",
             {"command": "mlx5dv_devx_obj_create(QP)", "syndrome": "0x2c4154", "status": "Remote I/O error"},
         ),
+        (
+            "c16cuda_networkd_lost_carrier_ixgbe_reset",
+            "link.tx_timeout",
+            {"driver": "ixgbe", "netdev": "enp1s0f0"},
+        ),
+        ("c16cuda_networkd_lost_carrier_ixgbe_reset", "link.port_down", {"netdev": "enp1s0f0"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
