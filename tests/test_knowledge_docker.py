@@ -336,6 +336,7 @@ from tests.helpers import SAMPLES, found
         ),
         ("t16c_eaddrinuse_node", "vllm.port_in_use", {"address": ":::5000"}),
         ("t16c_eaddrinuse_node_old", "vllm.port_in_use", {"address": "0.0.0.0:3000"}),
+        ("t16c_k8s_exit_code_139", "docker.container_crashed", {"code": 139}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
