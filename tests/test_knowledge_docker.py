@@ -350,6 +350,26 @@ from tests.helpers import SAMPLES, found
             {"message": "You have reached your unauthenticated pull rate limit"},
         ),
         ("w16_docker_rate_limit_buildkit_host", "docker.rate_limited", {"host": "registry-1.docker.io"}),
+        ("t16c_systemd_segv", "system.segfault", {"unit": "iot.service"}),
+        ("t16c_gunicorn_sigkill", "system.process_killed", {"pid": 21}),
+        ("t16c_gunicorn_signal_9", "system.process_killed", {"pid": 14824}),
+        ("t16c_econnrefused_node_fetch", "system.connection_refused", {"address": "::1:8000"}),
+        ("t16c_econnrefused_go_dial", "system.connection_refused", {"address": "127.0.0.1:8001"}),
+        ("t16c_econnrefused_curl", "system.connection_refused", {"address": "xxx"}),
+        ("t16c_errno101_oserror", "system.no_route", {"error": "Network is unreachable"}),
+        (
+            "t16c_errno5_path",
+            "system.file_io_error",
+            {"path": "/opt/data/private/dataset/k400_frame/train/auctioning/97nosiYXJm8_000087_000097"},
+        ),
+        (
+            "t16c_errno116_nfs_wording",
+            "system.stale_file_handle",
+            {"path": "/vagrant/project/media/css/style.scss"},
+        ),
+        ("t16c_eaddrinuse_node", "vllm.port_in_use", {"address": ":::5000"}),
+        ("t16c_eaddrinuse_node_old", "vllm.port_in_use", {"address": "0.0.0.0:3000"}),
+        ("t16c_k8s_exit_code_139", "docker.container_crashed", {"code": 139}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
