@@ -11,10 +11,7 @@ from tests.held_out import Round, label_ids, well_formed
 from tests.helpers import DATA
 
 # The family a `new:` label (a kind the table had no entry for) counts in.
-NEW_KINDS = {
-    "new:gpu_reset_required": "driver",
-    "new:kmod_index_missing": "cuda",
-}
+NEW_KINDS: dict[str, str] = {}
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
     "round6_A",
@@ -54,7 +51,6 @@ MISSED = {
         GH + "ray-project/ray/issues/18979": "-",
     },
     "round6_B": {
-        GH + "Mellanox/k8s-rdma-shared-dev-plugin/issues/169": "link.no_rdma_devices",
         GH + "madsys-dev/smart/issues/2": "link.qp_rtr_failed",
     },
     "round7_A": {
@@ -94,17 +90,14 @@ MISSED = {
     },
     "round10_A": {
         GH + "ray-project/ray/issues/25779": "ray.object_store_full",
-        GH + "NVIDIA/nccl/issues/342": "nccl.shm_too_small",
     },
     "round10_B": {
         GH + "CASIA-LMC-Lab/FiLo/issues/10": "hub.cannot_load_model",
         GH + "Sygil-Dev/sygil-webui/issues/1623": "hub.gated",
-        GH + "scitix/sichek/issues/51": "new:gpu_reset_required",
         GH + "cc-hpc-itwm/GPI-2/issues/47": "link.qp_rtr_failed",
     },
     "round11_A": {
         GH + "InternLM/lmdeploy/issues/3712": "ray.not_installed",
-        GH + "ray-project/ray/issues/51917": "ray.gcs_unreachable",
         GH + "NVIDIA/nccl/issues/958": "nccl.ib_no_device",
     },
     "round11_B": {
@@ -119,18 +112,9 @@ MISSED = {
     "round13_A": {
         GH + "sgl-project/sglang/issues/165": "sglang.req_slots_oom",
         GH + "OpenGVLab/InternVL/issues/1173": "vllm.chat_template_error",
-        GH + "ai-dynamo/dynamo/issues/1108": "vllm.nixl_backend_error",
-        GH + "sgl-project/sglang/issues/2102": "vllm.flashinfer_kernel_failed",
-        GH + "ray-project/ray/issues/19792": "ray.runtime_env_failed",
     },
     "round13_B": {
-        GH + "meta-llama/llama3/issues/189": "hub.not_authorized",
-        GH + "zodern/meteor-up/issues/1368": "docker.rate_limited",
         GH + "Witko/nvidia-xrun/issues/144": "driver.module_not_found",
-        GH + "NVIDIA/nvidia-installer/issues/22": "new:kmod_index_missing",
-        GH + "Mellanox/k8s-rdma-shared-dev-plugin/issues/106": "link.no_rdma_devices",
-        GH + "RROrg/rr/issues/3556": "link.mlx5_cmd_timeout",
-        GH + "triton-inference-server/server/issues/2322": "system.segfault",
     },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
@@ -182,25 +166,30 @@ MISSED = {
 # `aliases`); a label naming a merged id counts as the entry it went into, which makes two post-hoc misses right
 # (11 B darknet#8601's libcudart, now cuda.cuda_library_missing; 12 B altis#19's ptxas line from an nvcc build, now
 # cuda.ptxas_unknown_arch): 11 B 49/51, 12 B 48/50.
+# Session 16's helpers (error-code tokens, other programs' wordings of known failures, round 13's misses read in
+# their components) made thirteen post-hoc misses right, each from other threads or the programs' source (each
+# header says which): 6 B 46/47, 10 A 49/50, 10 B 47/50 (new:gpu_reset_required is entry driver.gpu_reset_required),
+# 11 A 50/52, 13 A 51/53 (sglang#2102 relabelled to FlashInfer's workspace entry), 13 B 49/50
+# (new:kmod_index_missing is entry driver.kmod_index_missing).
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
     "round6_A": (44, 46),
-    "round6_B": (45, 47),
+    "round6_B": (46, 47),
     "round7_A": (43, 48),
     "round7_B": (47, 50),
     "round8_A": (43, 49),
     "round8_B": (48, 50),
     "round9_A": (47, 49),
     "round9_B": (44, 49),
-    "round10_A": (48, 50),
-    "round10_B": (46, 50),
-    "round11_A": (49, 52),
+    "round10_A": (49, 50),
+    "round10_B": (47, 50),
+    "round11_A": (50, 52),
     "round11_B": (49, 51),
     "round12_A": (50, 50),
     "round12_B": (48, 50),
-    "round13_A": (48, 53),
-    "round13_B": (43, 50),
+    "round13_A": (51, 53),
+    "round13_B": (49, 50),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
