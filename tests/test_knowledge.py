@@ -403,8 +403,6 @@ def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):
 
 def test_a_case_insensitive_part_still_matches_any_case():
     """Its letters are left out of the prefilter's literal, so the line is not dropped before the regex runs."""
-    from spark_tui.knowledge import Matcher
-
     kb = parse_table(_entry(patterns=["'(?i:cuda) error (?P<n>\\d+) in launch'"]), "kb.yaml")
     assert [f.id for f in Matcher(kb).match("CUDA error 700 in launch")] == ["x.y"]
 
@@ -412,8 +410,6 @@ def test_a_case_insensitive_part_still_matches_any_case():
 def test_a_literal_inside_a_longer_literal_that_fails_still_lets_its_line_through():
     """The prefilter reports every literal a batch holds: a longer one that starts earlier (or shares the start)
     and does not complete must not hide it (pyahocorasick's iter_long did, so the line was never matched)."""
-    from spark_tui.knowledge import Matcher, Watch
-
     long = _entry(
         id="x.long",
         patterns=["'] Watchdog caught collective operation timeout: WorkNCCL\\(SeqNum='"],
@@ -430,8 +426,6 @@ def test_the_prefilter_lets_through_exactly_the_lines_holding_a_literal():
     """Lines cut from the packaged table's own literals: a longer literal cut short just after a shorter one it
     holds, or one literal's head glued to another's tail. The batch prefilter keeps exactly the lines that hold one."""
     import random
-
-    from spark_tui.knowledge import Matcher
 
     m = Matcher()
     needles = sorted({p.needle for e in m.table.entries for p in e.patterns + e.unless})

@@ -48,8 +48,6 @@ DECORATION = re.compile(
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]\s]+\]"
     r"))+\s*"
 )
-# a pattern anchored at the line's start somewhere (`^`, not `[^` nor `\^`), but not by a lookahead
-ANCHOR = re.compile(r"(?<![\[\\])\^(?!\(\?!)")
 
 
 def undecorated(line: str) -> int:
@@ -181,12 +179,6 @@ class Matcher:
         self._items: list[tuple[Entry, Pattern, bool]] = [
             (e, p, False) for e in self.table.entries for p in e.patterns
         ] + [(e, p, True) for e in self.table.entries for p in e.unless]
-        # the items tried again after a line's decoration (DECORATION)
-        self._anchored = {
-            i
-            for i, (_, p, _) in enumerate(self._items)
-            if ANCHOR.search(p.regex.pattern) and not p.regex.pattern.startswith("^(?!")
-        }
         by_needle: dict[str, list[int]] = {}
         for i, (_, p, _) in enumerate(self._items):
             by_needle.setdefault(p.needle, []).append(i)
@@ -244,7 +236,7 @@ class Matcher:
                 continue
             m = pattern.regex.search(line)
             shift = 0
-            if m is None and i in self._anchored:
+            if m is None and pattern.anchored:  # tried again after the line's decoration
                 lead = undecorated(line) if lead < 0 else lead
                 if lead:
                     m, shift = pattern.regex.search(line[lead:]), lead

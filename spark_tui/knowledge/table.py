@@ -49,6 +49,9 @@ MIN_NEEDLE = 4  # a shorter literal would let most lines through the prefilter
 class Pattern:
     regex: re.Pattern[str]
     needle: str  # a literal every match contains: checked before the regex runs
+    # `^` somewhere, but not as the start of a lookahead over the whole line (`^(?!...)`): the
+    # engine tries such a pattern again after a log collector's prefix (engine.DECORATION)
+    anchored: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,13 +135,33 @@ def _longest_literal(parsed) -> tuple[str, bool]:
     return max(best, run, key=len), whole
 
 
-def needle_of(regex: str, where: str) -> str:
-    """The longest run of literal characters the pattern always contains: the prefilter checks
-    it with `in` before the regex runs."""
+def _anchored(parsed) -> bool:
+    """Whether `^` (a match begins at the line's start) is in the pattern, in any group or branch;
+    not when it only opens a lookahead over the whole line, which reads a line's prefix on purpose."""
+    ops = list(parsed)
+    if len(ops) > 1 and ops[0] == (sre_c.AT, sre_c.AT_BEGINNING) and ops[1][0] is sre_c.ASSERT_NOT:
+        return False
+    for op, arg in ops:
+        if op is sre_c.AT and arg is sre_c.AT_BEGINNING:
+            return True
+        if op is sre_c.SUBPATTERN and _anchored(arg[-1]):
+            return True
+        if op is sre_c.BRANCH and any(_anchored(branch) for branch in arg[1]):
+            return True
+    return False
+
+
+def _parsed(regex: str, where: str):
     try:
-        parsed = sre_parse.parse(regex)
+        return sre_parse.parse(regex)
     except re.error as exc:
         raise KnowledgeError(f"{where}: bad regex {regex!r}: {exc}") from None
+
+
+def needle_of(regex: str, where: str, parsed=None) -> str:
+    """The longest run of literal characters the pattern always contains: the prefilter checks
+    it with `in` before the regex runs."""
+    parsed = parsed if parsed is not None else _parsed(regex, where)
     best, _ = _longest_literal(parsed) if not parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE else ("", False)
     if len(best) < MIN_NEEDLE:
         raise KnowledgeError(
@@ -156,8 +179,9 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
     for i, item in enumerate(raw):
         if not isinstance(item, str) or not item:
             raise KnowledgeError(f"{where}[{i}]: a regex is a non-empty string")
-        needle = needle_of(item, f"{where}[{i}]")  # parses the regex first: a bad one is named
-        out.append(Pattern(re.compile(item), needle))
+        parsed = _parsed(item, f"{where}[{i}]")  # a bad regex is named before it is compiled
+        needle = needle_of(item, f"{where}[{i}]", parsed)
+        out.append(Pattern(re.compile(item), needle, _anchored(parsed)))
     return tuple(out)
 
 
