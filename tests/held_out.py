@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spark_tui import diagnose
 from spark_tui.knowledge import scan, table
 from tests.helpers import DATA, ROOT
 
@@ -130,3 +131,65 @@ def well_formed(rows: list[Row]) -> bool:
     return len(set(sources)) == len(sources) and all(
         re.fullmatch(r"https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+", s) for s in sources
     )
+
+
+@dataclass(frozen=True)
+class Paste:
+    file: str
+    source: str
+    label: str
+    what: str
+
+
+@dataclass
+class PasteRound:
+    """A held-out round of whole pastes (tests/data/held_out/NAME.tsv indexing NAME/*.txt): one row a paste,
+    `file<TAB>source<TAB>label<TAB>what it is`. A paste is right when the cause `diagnose` names first (its first
+    error finding, else its first finding) is its label; a healthy paste (`-`) when diagnose names no error."""
+
+    name: str
+
+    @property
+    def path(self) -> Path:
+        return DATA / "held_out" / f"{self.name}.tsv"
+
+    def rows(self) -> list[Paste]:
+        return [
+            Paste(*raw.split("\t", 3))
+            for raw in self.path.read_text(encoding="utf-8").splitlines()
+            if raw and not raw.startswith("#")
+        ]
+
+    def text(self, row: Paste) -> str:
+        return (DATA / "held_out" / self.name / row.file).read_text(encoding="utf-8", errors="replace")
+
+    def cause(self, row: Paste) -> tuple[str, list[str]]:
+        """(the id diagnose names first, or '-'; every id it names)."""
+        findings = diagnose.analyse(self.text(row))["findings"]
+        errors = [f for f in findings if f["severity"] == "error"]
+        first = (errors or findings or [{"id": "-"}])[0]["id"]
+        return first, [f["id"] for f in findings]
+
+    def score(self) -> tuple[int, int, dict[str, tuple[str, str]]]:
+        """(pastes whose cause is named first, pastes whose label is named anywhere, {file: (label, named first)}
+        of the misses)."""
+        first = anywhere = 0
+        missed = {}
+        for row in self.rows():
+            cause, named = self.cause(row)
+            want = label_ids(row.label)
+            if row.label == "-":  # healthy: no error named (a warning may be)
+                ok = cause == "-" or not _is_error(cause)
+                anywhere += ok
+            else:
+                ok = {table().canonical(cause)} == want
+                anywhere += bool(want & {table().canonical(one) for one in named})
+            first += ok
+            if not ok:
+                missed[row.file] = (row.label, cause)
+        return first, anywhere, missed
+
+
+def _is_error(ident: str) -> bool:
+    entry = table().by_id(ident)
+    return entry is not None and entry.severity == "error"
