@@ -457,13 +457,19 @@ def test_the_packaged_table_loads_and_an_id_is_used_once():
 
 
 # What log collection puts before a program's line (engine.DECORATION): docker logs -t, compose, torchrun, vLLM's
-# logger, a Ray actor.
+# logger, a Ray actor, syslog/journald with dmesg's clock, mpirun, glog, Python logging, Ray's C++ logger.
 DECORATIONS = [
     "2026-03-09T01:31:29.489253860Z ",
     "vllm-head-1  | ",
     "[rank0]: ",
     "ERROR 05-12 10:11:12 [core.py:123] ",
     "(RayWorkerWrapper pid=4242, ip=10.231.7.13) ",
+    "Aug 15 18:15:59 spark-01 vllm[7405]: ",
+    "2025-08-15T18:15:59+0000 spark-01 kernel: [  121.336005] ",
+    "[1,0]<stderr>:",
+    "I1119 10:08:56.123456    4242 plugin.go:123] ",
+    "2024-11-19 10:08:56,123 ERROR ",
+    "[2023-06-09 01:52:53,319 E 9906 9971] core_worker.cc:135: ",
 ]
 
 

@@ -35,18 +35,36 @@ def as_printed(text: str) -> str:
     return text
 
 
-# What log collection puts before a program's own line: `docker logs -t`'s timestamp, compose's
-# `service  | `, torchrun's `[rank0]:`, Ray's `(RayWorkerWrapper pid=42, ip=10.0.0.2)`, vLLM's logger
-# header. A pattern anchored at the line's start (a bare `RuntimeError: Socket Timeout`, `Killed`) is
-# tried again after them. Not one whose anchor is a lookahead on the whole line: that one reads the
-# decoration on purpose (a Ray worker's bus error is not the shared-memory one).
+# What log collection puts before a program's own line:
+# - `docker logs -t`'s timestamp, compose's `service  | `, torchrun's `[rank0]:`, mpirun's `[1,0]<stderr>:`;
+# - Ray's `(RayWorkerWrapper pid=42, ip=10.0.0.2)` and its C++ `[2023-06-09 01:52:53,319 E 9906 9971] (raylet) x.cc:135: `;
+# - vLLM's logger header, Python logging's `2024-11-19 10:08:56,123 ERROR `, a bracketed timestamp;
+# - syslog/journald's `Aug 15 18:15:59 host prog[pid]: `, dmesg's `[  121.336005] `, glog's
+#   `I1119 10:08:56.123456  4242 main.go:123] ` (kubelet, Go device plugins).
+# A pattern anchored at the line's start (a bare `RuntimeError: Socket Timeout`, `Killed`) is tried again
+# after them. Not one whose anchor is a lookahead on the whole line: that one reads the decoration on
+# purpose (a Ray worker's bus error is not the shared-memory one).
+_STAMP = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+_SYSLOG = rf"(?:{_STAMP}|[A-Z][a-z]{{2}}\s+\d{{1,2}}\s+\d\d:\d\d:\d\d)\s+(?!{_LEVEL}\b)[\w.-]+\s+(?:[\w./@-]+\[\d+\]|kernel):\s"
 DECORATION = re.compile(
-    r"(?:\s*(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s"
-    r"|[\w.-]+\s+\|\s"
-    r"|\[rank\d+\]:"
-    r"|\((?:[\w.-]+\s+)?pid=\d+(?:,\s*ip=[\w.:]+)?\)"
-    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]\s]+\]"
-    r"))+\s*"
+    r"(?:\s*(?:"
+    + "|".join(
+        (
+            _SYSLOG,
+            _STAMP + r"\s",
+            r"[\w.-]+\s+\|\s",  # compose
+            r"\[rank\d+\]:",
+            r"\[\d+,\d+\]<std(?:out|err)>:",  # mpirun --tag-output
+            r"[IWEF]\d{4}\s+\d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.-]+:\d+\]\s",  # glog
+            r"\[\s*\d+\.\d+\]\s",  # dmesg
+            r"\[\d{4}-\d\d-\d\d[T ][^\]\n]{0,60}\]\s(?:\([\w-]+\)\s)?(?:[\w.-]+:\d+:\s)?",
+            r"\((?:[\w.-]+\s+)?pid=\d+(?:,\s*ip=[\w.:]+)?\)",  # Ray
+            _LEVEL + r"\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]\s]+\]",  # vLLM
+            _LEVEL + r"\b:?\s",
+        )
+    )
+    + r"))+\s*"
 )
 
 
