@@ -412,8 +412,9 @@ def read_gpu_q(c: Cleaned) -> dict:
         "attached_gpus": int(top["Attached GPUs"]) if top.get("Attached GPUs", "").isdigit() else None,
         "gpus": gpus,
     }
-    verdicts = []
+    verdicts: list[dict] = []
     for g in gpus:
+        before = len(verdicts)
         name = g.get("Product Name") or "GPU"
         where = f"{name} at {g['bus_id']}" if g["bus_id"] else name
         total = g.get("FB Memory Usage/Total", "")
@@ -429,22 +430,6 @@ def read_gpu_q(c: Cleaned) -> dict:
                     "ok",
                     f"{where}: driver {summary['driver_version']}, CUDA {summary['cuda_version']}, {memory}",
                 )
-            )
-        else:  # a window or a grep of nvidia-smi -q: what it holds
-            shown = [
-                f"{label} {g[key]:g}{unit}"
-                for key, label, unit in (
-                    ("temperature_c", "temperature", " C"),
-                    ("slowdown_temp_c", "slowdown at", " C"),
-                    ("power_draw_w", "power", " W"),
-                    ("power_limit_w", "limit", " W"),
-                )
-                if g[key] is not None
-            ]
-            if g["clock_event_reasons_active"]:
-                shown.append("clock-event reasons active: " + ", ".join(g["clock_event_reasons_active"]))
-            verdicts.append(
-                _v("ok", f"{where} (part of nvidia-smi -q): " + ("; ".join(shown) or "no figure to judge"))
             )
         if g["retired_pages_pending"] or g["remapped_rows_pending"]:
             what = "row remapping" if g["remapped_rows_pending"] else "page retirement"
@@ -472,6 +457,23 @@ def read_gpu_q(c: Cleaned) -> dict:
                     "warn",
                     f"{where}: {temp:g} C, at its thermal limit ({limit:g} C): clocks slow down; check cooling",
                 )
+            )
+        if not (summary["driver_version"] or g["bus_id"]) and len(verdicts) == before:
+            # a window or a grep of nvidia-smi -q with nothing to warn of: what it holds
+            shown = [
+                f"{label} {g[key]:g}{unit}"
+                for key, label, unit in (
+                    ("temperature_c", "temperature", " C"),
+                    ("slowdown_temp_c", "slowdown at", " C"),
+                    ("power_draw_w", "power", " W"),
+                    ("power_limit_w", "limit", " W"),
+                )
+                if g[key] is not None
+            ]
+            if g["clock_event_reasons_active"]:
+                shown.append("clock-event reasons active: " + ", ".join(g["clock_event_reasons_active"]))
+            verdicts.append(
+                _v("ok", f"{where} (part of nvidia-smi -q): " + ("; ".join(shown) or "no figure to judge"))
             )
     return {"summary": summary, "verdicts": verdicts}
 
