@@ -471,6 +471,13 @@ def test_a_paste_that_only_looks_like_a_format_is_not_taken_for_it(name, kind):
     assert analyse(name)["kind"] == kind
 
 
+def test_a_bare_command_line_over_an_error_does_not_make_the_paste_that_commands_output():
+    """`nvidia-smi -a -i 0` in backticks over its error message: the error is what is read."""
+    r = diagnose.analyse((DATA / "failures" / "nvidia_smi_device_handle_unknown.log").read_text())
+    assert r["kind"] != "gpu-q"
+    assert [f["id"] for f in r["findings"]] == ["driver.nvml_lost_in_container"]
+
+
 @pytest.mark.parametrize(
     "name, nodes",
     [

@@ -55,7 +55,9 @@ def _command(c: Cleaned) -> str:
 
 
 def detect_format(c: Cleaned) -> str | None:
-    cmd = _command(c)
+    # A prompted command says what the output is; a bare command line is only a hint for the
+    # readers (a paste headed `nvidia-smi -a` may hold nothing but its error), the text decides.
+    cmd = c.command.removeprefix("sudo ").strip()
     for prefix, kind in COMMANDS:
         if cmd.startswith(prefix):
             return kind
