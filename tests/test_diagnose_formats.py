@@ -553,3 +553,16 @@ def test_every_format_paste_survives_crlf_truncation_and_quoting():
         for v in variants:
             json.dumps(diagnose.analyse(v))
         assert diagnose.analyse(variants[0])["kind"] == diagnose.analyse(text)["kind"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,
+        '{"a":' * 50_000,
+        '"State": {' + "{" * 30_000,
+        "node_id: 0123456789abcdef0123\n" + "[" * 50_000,
+    ],
+)
+def test_json_nested_deeper_than_python_recurses_is_no_crash(text):
+    json.dumps(diagnose.analyse(text))

@@ -111,7 +111,7 @@ def _json_values(text: str) -> list:
             continue
         try:
             value, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
             continue
         values.append(value)
         pos = end
@@ -250,7 +250,7 @@ def _braced(text: str, start: int) -> str:
 def _json(text: str):
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -848,7 +848,7 @@ def read_ray_nodes(c: Cleaned) -> dict:
             for doc in re.split(r"^---\s*$", c.text, flags=re.M):
                 try:
                     data = yaml.safe_load(doc)
-                except yaml.YAMLError:
+                except (yaml.YAMLError, RecursionError):
                     continue
                 docs += [
                     d
