@@ -199,3 +199,370 @@ def test_a_docker_inspect_pasted_in_part_is_still_read(name, code, level):
     assert (c["status"], c["exit_code"], c["oom_killed"]) == ("exited", code, False)
     assert [v["level"] for v in r["verdicts"]] == [level]
     assert "not_recognised" not in r
+
+
+# --- f17: real pastes the readers had never seen (each with its thread in a .source) --------
+
+
+@pytest.mark.parametrize(
+    "name, top, gpu",
+    [
+        # old drivers: no CUDA Version line (390, 396), an Azure bus id, a root prompt with `-a`
+        (
+            "f17_gpu-q-390-8gpus-no-cuda-line-nvidiadocker756.txt",
+            ("390.48", None, 8),
+            {"bus_id": "00000000:04:00.0", "name": "GeForce GTX 1080 Ti"},
+        ),
+        (
+            "f17_gpu-q-k80-396-azure-busid-nvidiadocker816.txt",
+            ("396.37", None, 1),
+            {"bus_id": "3E3F8E05:00:00.0", "name": "Tesla K80"},
+        ),
+        (
+            "f17_gpu-q-gtx960m-410-netdata4892.txt",
+            ("410.72", "10.0", 1),
+            {"bus_id": "00000000:01:00.0", "name": "GeForce GTX 960M"},
+        ),
+        (
+            "f17_gpu-q-a100-470-prompt-cudalibsamples104.txt",
+            ("470.103.01", "11.4", 1),
+            {"bus_id": "00000000:94:00.0", "name": "NVIDIA A100-SXM4-80GB", "MIG Mode/Current": "Disabled"},
+        ),
+        # `-d TEMPERATURE` after a bare command line: the temperatures as numbers
+        (
+            "f17_gpu-q-d-temperature-465-thermald300.txt",
+            ("465.27", "11.3", 1),
+            {
+                "temperature_c": 56.0,
+                "slowdown_temp_c": 97.0,
+                "shutdown_temp_c": 102.0,
+                "max_operating_temp_c": 57.0,
+            },
+        ),
+    ],
+)
+def test_nvidia_smi_q_of_any_driver_gives_its_figures_as_values(name, top, gpu):
+    r = analyse(name)
+    assert r["kind"] == "gpu-q"
+    s = r["summary"]
+    assert (s["driver_version"], s["cuda_version"], s["attached_gpus"]) == top
+    assert {k: s["gpus"][0][k] for k in gpu} == gpu
+    assert r["verdicts"][0]["level"] == "ok" and r["verdicts"][0]["text"].startswith(
+        f"{s['gpus'][0]['name'] or 'GPU'} at {s['gpus'][0]['bus_id']}: driver {top[0]}"
+    )
+
+
+def test_nvidia_smi_q_of_a_gb10_says_its_memory_is_unified_and_reads_the_gh200_beside_it():
+    """DGX Spark's `nvidia-smi -q` (580, bus 0000000F:01:00.0) and a GH200, elided by the author."""
+    r = analyse("f17_gpu-q-gb10-gh200-elided-nomad87.txt")
+    assert r["kind"] == "gpu-q" and r["command"] == "nvidia-smi -q"
+    assert [(g["bus_id"], g["name"]) for g in r["summary"]["gpus"]] == [
+        ("0000000F:01:00.0", "NVIDIA GB10"),
+        ("00000000:DD:00.0", "NVIDIA GH200 480GB"),
+    ]
+    assert "memory fields N/A (GB10: unified memory" in r["verdicts"][0]["text"]
+
+
+def test_a_section_of_nvidia_smi_q_without_its_header_warns_of_remapped_rows_pending():
+    """Only the Remapped Rows section was pasted: a GPU that needs a reset to remap its rows."""
+    r = analyse("f17_gpu-q-remapped-rows-pending-gpud80.txt")
+    assert r["kind"] == "gpu-q"
+    (gpu,) = r["summary"]["gpus"]
+    assert (gpu["remapped_rows_pending"], gpu["remapped_rows_uncorrectable"]) == (True, 4)
+    assert r["verdicts"][0]["level"] == "warn" and "row remapping pending" in r["verdicts"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "name, figures",
+    [
+        (
+            "f17_gpu-q-window-retired-pages-dcgmexporter16.txt",
+            {
+                "retired_pages_pending": False,
+                "retired_pages_double_bit": 0,
+                "temperature_c": 24.0,
+                "power_limit_w": 250.0,
+            },
+        ),
+        # a window that starts inside Temperature: the bare key is still the slowdown temperature
+        (
+            "f17_gpu-q-window-temp-power-k8sdeviceplugin331.txt",
+            {"slowdown_temp_c": 93.0, "power_draw_w": 60.06, "power_limit_w": 250.0},
+        ),
+        (
+            "f17_gpu-q-throttle-reasons-grep-kubeflow68.txt",
+            {"clock_event_reasons_active": ["Idle"]},
+        ),
+    ],
+)
+def test_windows_and_greps_of_nvidia_smi_q_are_read_as_one_gpus_sections(name, figures):
+    r = analyse(name)
+    assert r["kind"] == "gpu-q"
+    (gpu,) = r["summary"]["gpus"]
+    assert gpu["bus_id"] is None and {k: gpu[k] for k in figures} == figures
+    assert [v["level"] for v in r["verdicts"]] == ["ok"]  # idle is not heat; no page pending
+
+
+@pytest.mark.parametrize(
+    "name, ports, finding",
+    [
+        ("f17_ethtool-at-rate-then-ibstatus-rxedev52.txt", [("eth0", 1000, 1000, True)], None),
+        ("f17_ethtool-4space-indent-no-command-xdpd3.txt", [("eth14", 1000, 1000, True)], None),
+        ("f17_ethtool-link-no-with-speed-openwrt14281.txt", [("lan12", 1000, 1000, False)], "link.down"),
+        ("f17_ethtool-no-command-link-no-rtl8126-4.txt", [("enp14s0", None, 5000, False)], "link.down"),
+        (
+            "f17_ethtool-speed-unknown-link-no-fibre-openwrt22126.txt",
+            [("lan12", None, 10000, False)],
+            "link.down",
+        ),
+        # the SFP module's `ethtool -m` after it is not taken for the port's fields
+        (
+            "f17_ethtool-speed-unknown-then-module-zyxelgpon8.txt",
+            [("enp1s0", None, 1000, False)],
+            "link.down",
+        ),
+        # a VM's port: no modes ('Not reported' is no mode), a link, no speed
+        ("f17_ethtool-virtio-speed-unknown-link-yes-lxd8669.txt", [("enp5s0", None, None, True)], None),
+        # pasted straight after a URL: a 100G port whose speed is past the window
+        ("f17_ethtool-100g-glued-to-url-checkbox331.txt", [("enp22s0f1", None, 100000, None)], None),
+    ],
+)
+def test_ethtool_pastes_give_each_ports_speed_best_mode_and_link(name, ports, finding):
+    r = analyse(name)
+    assert r["kind"] == "ethtool"
+    got = [
+        (p["netdev"], p["speed_mbps"], p["max_supported_mbps"], p["link_detected"])
+        for p in r["summary"]["ports"]
+    ]
+    assert got == ports
+    assert [f["id"] for f in r["findings"]] == ([finding] if finding else [])
+    assert all(p["duplex"] in (None, "Full") for p in r["summary"]["ports"])  # never 'Unknown!'
+    if not finding:
+        assert [v["level"] for v in r["verdicts"]] == ["ok"]
+
+
+@pytest.mark.parametrize(
+    "name, ports",
+    [
+        ("f17_ethtool-i-mlx5-sudo-prompt-ethq8.txt", [("p3p1", "mlx5_core", "14.23.1020", "0000:af:00.0")]),
+        (
+            "f17_ethtool-i-mlx4-trailing-spaces-ethq21.txt",
+            [("this port", "mlx4_en", "2.42.5000", "0000:83:00.0")],
+        ),
+        (
+            "f17_ethtool-i-i40e-bare-command-openshiftchecks22.txt",
+            [("ens3f0", "i40e", "6.00 0x800036cb 1.1747.0", "0000:d8:00.0")],
+        ),
+        ("f17_ethtool-i-igb-then-stats-ethq4.txt", [("eth0", "igb", "1.61, 0x8000090e", "0000:02:00.0")]),
+        ("f17_ethtool-i-r8169-no-firmware-ethq3.txt", [("enp1s0", "r8169", None, "0000:01:00.0")]),
+        ("f17_ethtool-i-dpaa2-bus-dprc-ethq29.txt", [("this port", "fsl_dpaa2_eth", "7.17", "dprc.1")]),
+        (
+            "f17_ethtool-i-two-ports-ice-iavf-ethq27.txt",
+            [
+                ("enp59s0f0", "ice", "4.22 0x80010446 1.3197.0", "0000:3b:00.0"),
+                ("enp59s0f0v0", "iavf", "N/A", "0000:3b:01.0"),
+            ],
+        ),
+    ],
+)
+def test_ethtool_i_names_each_ports_driver_firmware_and_bus(name, ports):
+    r = analyse(name)
+    assert r["kind"] == "ethtool-i"
+    got = [
+        (f["figures"]["netdev"], f["figures"]["driver"], f["figures"].get("firmware"), f["figures"]["bus"])
+        for f in r["findings"]
+    ]
+    assert got == ports
+    assert r["summary"]["firmware"] == ports[0][2]  # an empty firmware-version is None, not ''
+    assert len(r["verdicts"]) == len(ports)
+
+
+@pytest.mark.parametrize(
+    "name, container, level",
+    [
+        # `--format '{{ json .State }}'` as a markdown indented block, the command not prompted
+        ("f17_docker-inspect-format-json-state-exit1-engine181.txt", ("test", "exited", 1, None), "error"),
+        (
+            "f17_docker-inspect-state-restarting-elided-scope970.txt",
+            ("this container", "restarting", 0, None),
+            "error",
+        ),
+        # podman's State window: no Status line, running (its Pid), an empty Health
+        (
+            "f17_docker-inspect-podman-state-window-podman20765.txt",
+            ("this container", "running", 0, None),
+            "ok",
+        ),
+        (
+            "f17_docker-inspect-running-unhealthy-cut-moby41410.txt",
+            ("251e469f3c42", "running", 0, "unhealthy"),
+            "error",
+        ),
+        # Health objects alone (--format '{{json .State.Health}}', jq, quoted with '> ')
+        (
+            "f17_docker-inspect-health-unhealthy-jq-dockertor77.txt",
+            ("196f25856b9d", None, None, "unhealthy"),
+            "error",
+        ),
+        (
+            "f17_docker-inspect-health-starting-prompt-otf642.txt",
+            ("otf-otfd-1", None, None, "starting"),
+            "warn",
+        ),
+        (
+            "f17_docker-inspect-health-quoted-starting-ctop226.txt",
+            ("this container", None, None, "starting"),
+            "warn",
+        ),
+    ],
+)
+def test_docker_inspect_states_and_health_objects_are_read_and_judged(name, container, level):
+    r = analyse(name)
+    assert r["kind"] == "docker-inspect"
+    (c,) = r["summary"]["containers"]
+    assert (c["name"], c["status"], c["exit_code"], c["health"]) == container
+    assert max((v["level"] for v in r["verdicts"]), key=["ok", "warn", "error"].index) == level
+    assert "not_recognised" not in r  # a health check's output is a field, not a failure line
+
+
+def test_an_unhealthy_containers_last_check_output_is_told_on_one_line():
+    r = analyse("f17_docker-inspect-health-unhealthy-jq-dockertor77.txt")
+    (c,) = r["summary"]["containers"]
+    assert (c["failing_streak"], c["last_check_exit_code"]) == (4, 1)
+    assert c["last_check_output"].startswith("curl: (7) Failed to connect to localhost port 23")
+    assert "\n" not in r["verdicts"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "name, rows",
+    [
+        # Docker 23's JSON lines after a bare command, the reporter's '.' after the last one
+        (
+            "f17_docker-ps-json-two-lines-trailing-period-cli4071.txt",
+            [("bar", "nginx:alpine", "running"), ("foo", "nginx:alpine", "running")],
+        ),
+        ("f17_docker-ps-json-in-backticks-moby46906.txt", [("python38", "python:3.8", "running")]),
+        # compose-cli's one JSON array without Names; the `ls` outputs after it are no containers
+        ("f17_docker-ps-json-aci-array-then-other-ls-composecli823.txt", [("nginx_app", "nginx", None)]),
+        # `docker compose ps --format json | jq`: Name, Service, no Image
+        (
+            "f17_docker-ps-json-compose-ps-jq-nerdctl1567.txt",
+            [("compose-ps-json-db-1", None, "running"), ("compose-ps-json-wordpress-1", None, "running")],
+        ),
+    ],
+)
+def test_docker_ps_json_of_any_version_lists_its_containers(name, rows):
+    r = analyse(name)
+    assert r["kind"] == "docker-ps-json"
+    assert [(c["name"], c["image"], c["state"]) for c in r["summary"]["containers"]] == rows
+    assert [v["level"] for v in r["verdicts"]] == ["ok"] * len(rows)
+
+
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        # podman-compose's '--format json' prints Python dicts: not JSON, not a docker ps output
+        ("f17_not-docker-ps-podman-compose-ls-python-dicts-podmancompose1334.txt", "vllm"),
+        # plain `ip addr` stays the netif reader's
+        ("f17_not-ip-json-plain-ip-addr-iproute2mac62.txt", "netif"),
+    ],
+)
+def test_a_paste_that_only_looks_like_a_format_is_not_taken_for_it(name, kind):
+    assert analyse(name)["kind"] == kind
+
+
+def test_a_bare_command_line_over_an_error_does_not_make_the_paste_that_commands_output():
+    """`nvidia-smi -a -i 0` in backticks over its error message: the error is what is read."""
+    r = diagnose.analyse((DATA / "failures" / "nvidia_smi_device_handle_unknown.log").read_text())
+    assert r["kind"] != "gpu-q"
+    assert [f["id"] for f in r["findings"]] == ["driver.nvml_lost_in_container"]
+
+
+@pytest.mark.parametrize(
+    "name, nodes",
+    [
+        # `ray list nodes --detail`: a YAML list, memory as a GiB string
+        (
+            "f17_ray-list-nodes-detail-yaml-list-ray37322.txt",
+            [("127.0.0.1", True, "ALIVE", 0, 34.758)],
+        ),
+        # a table window: no '======== List:' line, a backtick glued to the header, empty STATE_MESSAGE
+        (
+            "f17_ray-list-nodes-table-window-backtick-ray64469.txt",
+            [("10.0.249.179", True, "ALIVE", 0, 28.8)],
+        ),
+    ],
+)
+def test_ray_nodes_in_every_layout_give_ip_head_state_gpus_and_memory(name, nodes):
+    r = analyse(name)
+    assert r["kind"] == "ray-nodes"
+    got = [
+        (n["node_ip"], n["is_head"], n["state"], n["gpus"], n["memory_gib"]) for n in r["summary"]["nodes"]
+    ]
+    assert got == nodes
+
+
+@pytest.mark.parametrize(
+    "name, interfaces",
+    [
+        (
+            "f17_ip-json-addr-oneline-down-ifb-this-machine.json",
+            [
+                ("lo", "UNKNOWN", ["127.0.0.1"], ["::1"]),
+                ("ifb0", "DOWN", [], []),
+                ("ifb1", "DOWN", [], []),
+                ("eth0", "UP", ["192.0.2.2"], ["fd00::2", "fe80::fc:ff:fe00:1"]),
+            ],
+        ),
+        (
+            "f17_ip-json-pretty-ipv6-prompt-this-machine.txt",
+            [("lo", "UNKNOWN", [], ["::1"]), ("eth0", "UP", [], ["fd00::2", "fe80::fc:ff:fe00:1"])],
+        ),
+        (
+            "f17_ip-json-link-no-addresses-this-machine.txt",
+            [
+                ("lo", "UNKNOWN", [], []),
+                ("ifb0", "DOWN", [], []),
+                ("ifb1", "DOWN", [], []),
+                ("eth0", "UP", [], []),
+            ],
+        ),
+        # cut short: the whole objects read, the cut one field by field
+        (
+            "f17_ip-json-d-link-jq-cut-incus1741.txt",
+            [("lo", "UNKNOWN", [], []), ("enP2p4s0", "UP", [], [])],
+        ),
+        ("f17_ip-json-tun0-object-cut-cloudinit1210.txt", [("tun0", "UNKNOWN", [], [])]),
+    ],
+)
+def test_ip_json_gives_each_interfaces_state_and_addresses_as_values(name, interfaces):
+    r = analyse(name)
+    assert r["kind"] == "ip-json"
+    got = [(i["ifname"], i["state"], i["ipv4"], i["ipv6"]) for i in r["summary"]["interfaces"]]
+    assert got == interfaces
+    assert [v["level"] == "warn" for v in r["verdicts"]] == [i[1] == "DOWN" for i in interfaces]
+
+
+def test_every_format_paste_survives_crlf_truncation_and_quoting():
+    """Nothing a paste holds crashes diagnose: each real sample, with CRLF line ends, quoted
+    with '> ', and cut at every 97th character, gives a result --json can print."""
+    for p in sorted(FORMATS.glob("*.txt")) + sorted(FORMATS.glob("*.json")):
+        text = p.read_text()
+        variants = [text.replace("\n", "\r\n"), "> " + text.replace("\n", "\n> ")]
+        variants += [text[:i] for i in range(0, len(text), 97)]
+        for v in variants:
+            json.dumps(diagnose.analyse(v))
+        assert diagnose.analyse(variants[0])["kind"] == diagnose.analyse(text)["kind"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,
+        '{"a":' * 50_000,
+        '"State": {' + "{" * 30_000,
+        "node_id: 0123456789abcdef0123\n" + "[" * 50_000,
+    ],
+)
+def test_json_nested_deeper_than_python_recurses_is_no_crash(text):
+    json.dumps(diagnose.analyse(text))
