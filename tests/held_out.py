@@ -84,25 +84,7 @@ class Round:
 
     def cited(self, test_file: str) -> dict[str, list[str]]:
         """The round's threads that a file of the project (tests, the table, the corpus) or an entry cites."""
-        # the held-out rounds themselves are not the project's knowledge: their headers name dropped candidates
-        held_out = {path.resolve() for path in (DATA / "held_out").glob("*.tsv")}
-        mine = held_out | {Path(test_file).resolve()}
-        roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
-        texts = {}
-        for root in roots:
-            for path in root.rglob("*"):
-                if path.is_file() and path.resolve() not in mine and "__pycache__" not in path.parts:
-                    texts[str(path)] = path.read_text(encoding="utf-8", errors="replace")
-        assert any(path.endswith(".source") for path in texts)  # the samples were read
-        entry_sources = {s for e in table().entries for s in e.source}
-        cited = {}
-        for row in self.rows():
-            pattern = _thread_pattern(row.source)
-            hits = [path for path, text in texts.items() if pattern.search(text)]
-            hits += [s for s in entry_sources if pattern.search(s)]
-            if hits:
-                cited[row.source] = hits
-        return cited
+        return cited([row.source for row in self.rows()], test_file)
 
     def unknown_labels(self) -> list[str]:
         """Labels that are neither an entry's id nor a declared new kind."""
@@ -113,6 +95,29 @@ class Round:
             for one in label_ids(row.label)
             if one not in ids and not one.startswith("new:")
         ]
+
+
+def cited(sources: list[str], test_file: str) -> dict[str, list[str]]:
+    """Which of these threads a file of the project (tests, the table, the corpus) or an entry cites."""
+    # the held-out rounds themselves are not the project's knowledge: their headers name dropped candidates
+    held_out = {path.resolve() for path in (DATA / "held_out").rglob("*") if path.is_file()}
+    mine = held_out | {Path(test_file).resolve()}
+    roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
+    texts = {}
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file() and path.resolve() not in mine and "__pycache__" not in path.parts:
+                texts[str(path)] = path.read_text(encoding="utf-8", errors="replace")
+    assert any(path.endswith(".source") for path in texts)  # the samples were read
+    entry_sources = {s for e in table().entries for s in e.source}
+    found = {}
+    for source in sources:
+        pattern = _thread_pattern(source)
+        hits = [path for path, text in texts.items() if pattern.search(text)]
+        hits += [s for s in entry_sources if pattern.search(s)]
+        if hits:
+            found[source] = hits
+    return found
 
 
 def _thread_pattern(source: str) -> re.Pattern[str]:
@@ -162,6 +167,9 @@ class PasteRound:
 
     def text(self, row: Paste) -> str:
         return (DATA / "held_out" / self.name / row.file).read_text(encoding="utf-8", errors="replace")
+
+    def cited(self, test_file: str) -> dict[str, list[str]]:
+        return cited([row.source for row in self.rows()], test_file)
 
     def cause(self, row: Paste) -> tuple[str, list[str]]:
         """(the id diagnose names first, or '-'; every id it names)."""
