@@ -306,7 +306,6 @@ def test_windows_and_greps_of_nvidia_smi_q_are_read_as_one_gpus_sections(name, f
 @pytest.mark.parametrize(
     "name, ports, finding",
     [
-        ("f17_ethtool-at-rate-then-ibstatus-rxedev52.txt", [("eth0", 1000, 1000, True)], None),
         ("f17_ethtool-4space-indent-no-command-xdpd3.txt", [("eth14", 1000, 1000, True)], None),
         ("f17_ethtool-link-no-with-speed-openwrt14281.txt", [("lan12", 1000, 1000, False)], "link.down"),
         ("f17_ethtool-no-command-link-no-rtl8126-4.txt", [("enp14s0", None, 5000, False)], "link.down"),
