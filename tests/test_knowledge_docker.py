@@ -356,6 +356,11 @@ from tests.helpers import SAMPLES, found
         ("t16c_econnrefused_node_fetch", "system.connection_refused", {"address": "::1:8000"}),
         ("t16c_econnrefused_go_dial", "system.connection_refused", {"address": "127.0.0.1:8001"}),
         ("t16c_econnrefused_curl", "system.connection_refused", {"address": "xxx"}),
+        (
+            "c17serve_openwebui_connection_refused",
+            "system.connection_refused",
+            {"address": "host.docker.internal:11434"},
+        ),
         ("t16c_errno101_oserror", "system.no_route", {"error": "Network is unreachable"}),
         (
             "t16c_errno5_path",

@@ -494,6 +494,7 @@ from tests.helpers import found, sample
             {"buffer": "batch_prefill_tmp_v", "size": 421134336},
         ),
         ("t16b_nixl_unknown_add_remote", "vllm.nixl_error", {"status": "UNKNOWN"}),
+        ("c17serve_tgwebui_openai_context_length", "vllm.prompt_too_long", {"max_len": 4096, "length": 4443}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
