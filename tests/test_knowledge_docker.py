@@ -375,6 +375,11 @@ from tests.helpers import SAMPLES, found
         ("t16c_eaddrinuse_node", "vllm.port_in_use", {"address": ":::5000"}),
         ("t16c_eaddrinuse_node_old", "vllm.port_in_use", {"address": "0.0.0.0:3000"}),
         ("t16c_k8s_exit_code_139", "docker.container_crashed", {"code": 139}),
+        (
+            "c17serve_openai_client_vllm_read_timeout",
+            "system.read_timed_out",
+            {"host": "172.26.1.30", "port": 8000},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -495,6 +495,12 @@ from tests.helpers import found, sample
         ),
         ("t16b_nixl_unknown_add_remote", "vllm.nixl_error", {"status": "UNKNOWN"}),
         ("c17serve_tgwebui_openai_context_length", "vllm.prompt_too_long", {"max_len": 4096, "length": 4443}),
+        ("c17serve_trtllm_executor_insufficient_memory", "trtllm.executor_oom", {"component": "KV cache"}),
+        (
+            "c17serve_dify_context_length_messages",
+            "vllm.prompt_too_long",
+            {"max_len": 128000, "length": 140004},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
