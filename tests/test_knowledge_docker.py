@@ -380,6 +380,11 @@ from tests.helpers import SAMPLES, found
             "system.read_timed_out",
             {"host": "172.26.1.30", "port": 8000},
         ),
+        (
+            "c17serve_dify_urllib3_connect_timeout",
+            "system.connection_timed_out",
+            {"address": "172.18.100.163"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -501,6 +501,7 @@ from tests.helpers import found, sample
             "vllm.prompt_too_long",
             {"max_len": 128000, "length": 140004},
         ),
+        ("c17serve_fastchat_only_allowed_now", "vllm.served_model_not_found", {"model": "chatglm2-6b"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
