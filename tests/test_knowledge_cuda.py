@@ -266,6 +266,16 @@ from tests.helpers import SAMPLES, found
             "cuda.cuda_library_missing",
             {"library": "libcublas.so.12"},
         ),
+        (
+            "c17serve_tensorrt_version_tag_mismatch",
+            "cuda.trt_engine_version_mismatch",
+            {"current": "213", "engine": "232"},
+        ),
+        (
+            "c17serve_tensorrt_plan_library_version",
+            "cuda.trt_engine_version_mismatch",
+            {"current": "5.1.5", "engine": "0.0.0"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

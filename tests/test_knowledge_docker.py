@@ -356,6 +356,11 @@ from tests.helpers import SAMPLES, found
         ("t16c_econnrefused_node_fetch", "system.connection_refused", {"address": "::1:8000"}),
         ("t16c_econnrefused_go_dial", "system.connection_refused", {"address": "127.0.0.1:8001"}),
         ("t16c_econnrefused_curl", "system.connection_refused", {"address": "xxx"}),
+        (
+            "c17serve_openwebui_connection_refused",
+            "system.connection_refused",
+            {"address": "host.docker.internal:11434"},
+        ),
         ("t16c_errno101_oserror", "system.no_route", {"error": "Network is unreachable"}),
         (
             "t16c_errno5_path",
@@ -370,6 +375,16 @@ from tests.helpers import SAMPLES, found
         ("t16c_eaddrinuse_node", "vllm.port_in_use", {"address": ":::5000"}),
         ("t16c_eaddrinuse_node_old", "vllm.port_in_use", {"address": "0.0.0.0:3000"}),
         ("t16c_k8s_exit_code_139", "docker.container_crashed", {"code": 139}),
+        (
+            "c17serve_openai_client_vllm_read_timeout",
+            "system.read_timed_out",
+            {"host": "172.26.1.30", "port": 8000},
+        ),
+        (
+            "c17serve_dify_urllib3_connect_timeout",
+            "system.connection_timed_out",
+            {"address": "172.18.100.163"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

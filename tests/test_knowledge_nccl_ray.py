@@ -211,6 +211,11 @@ from tests.helpers import SAMPLES, found
             "nccl.ib_completion_error",
             {"status_text": "local length error"},
         ),
+        (
+            "c17serve_ray_serve_replica_exception",
+            "ray.serve_replica_failed",
+            {"deployment": "VLLMDeployment"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -494,6 +494,14 @@ from tests.helpers import found, sample
             {"buffer": "batch_prefill_tmp_v", "size": 421134336},
         ),
         ("t16b_nixl_unknown_add_remote", "vllm.nixl_error", {"status": "UNKNOWN"}),
+        ("c17serve_tgwebui_openai_context_length", "vllm.prompt_too_long", {"max_len": 4096, "length": 4443}),
+        ("c17serve_trtllm_executor_insufficient_memory", "trtllm.executor_oom", {"component": "KV cache"}),
+        (
+            "c17serve_dify_context_length_messages",
+            "vllm.prompt_too_long",
+            {"max_len": 128000, "length": 140004},
+        ),
+        ("c17serve_fastchat_only_allowed_now", "vllm.served_model_not_found", {"model": "chatglm2-6b"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
