@@ -216,6 +216,17 @@ from tests.helpers import SAMPLES, found
             "ray.serve_replica_failed",
             {"deployment": "VLLMDeployment"},
         ),
+        (
+            "c17dist_kuberay_gcs_client_failed_to_connect",
+            "ray.gcs_unreachable",
+            {"address": "192.168.251.238:6379"},
+        ),
+        ("c17dist_rayserve_controller_replica_stopped", "ray.serve_replica_failed", {"deployment": "vLLM:qwen-1_5b"}),
+        (
+            "c17dist_nvshmem_init_connection_timed_out",
+            "nvshmem.init_failed",
+            {"error": "Connection timed out"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -247,6 +247,21 @@ from tests.helpers import DATA, SAMPLES, found
             {"driver": "ixgbe", "netdev": "enp1s0f0"},
         ),
         ("c16cuda_networkd_lost_carrier_ixgbe_reset", "link.port_down", {"netdev": "enp1s0f0"}),
+        (
+            "c17dist_mooncake_register_memory_erange",
+            "link.rdma_register_memory_failed",
+            {"address": "0x7f56e6600000", "error": "Numerical result out of range"},
+        ),
+        (
+            "c17dist_ucx_ibv_reg_mr_bad_address",
+            "link.rdma_register_memory_failed",
+            {"bytes": 4096, "error": "Bad address"},
+        ),
+        (
+            "c17dist_nixl_ucx_unexpected_endpoint_timeout",
+            "link.ucx_peer_lost",
+            {"status_text": "Endpoint timeout"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
