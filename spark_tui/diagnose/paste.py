@@ -1,7 +1,8 @@
 """Undo how people paste into issue threads, before any parser sees the text.
 
-- a leading `$ command` or shell prompt line (`user@host:~$ cmd`, `[root@host ~]# cmd`): dropped,
-  and the command kept, for it says what the output is;
+- a leading `$ command` or shell prompt line (`user@host:~$ cmd`, `[root@host ~]# cmd`, behind the
+  `(base) ` of an activated conda or virtualenv environment): dropped, and the command kept, for it
+  says what the output is;
 - `docker compose logs` prefixes (`vllm-1  | `): dropped;
 - Ray's `[repeated 3x across cluster]` suffix: counted, and left for the parsers, which read it
   as they do in live logs (parsers/ray_lines.py: the line counts for the node its prefix names,
@@ -19,8 +20,12 @@ from dataclasses import dataclass, field
 
 from spark_tui.parsers.ray_lines import unfold
 
+# The virtualenv or conda environment a shell shows before its prompt: `(base) user@host:~$ cmd`,
+# `(env) (base) [user@host dir]$ cmd` (no space inside, unlike a log prefix such as `(APIServer pid=1)`).
+ENV_PREFIX = r"(?:\([\w.@:/+-]{1,60}\)\s+)*"
 PROMPT = re.compile(
-    r"^(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.~-]+[$#])\s+(?P<cmd>\S.*)$"
+    rf"^{ENV_PREFIX}"
+    r"(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[\w.~-]+[$#])\s+(?P<cmd>\S.*)$"
 )
 COMPOSE = re.compile(r"^(?P<svc>[\w.-]+-\d+)\s+\| ?")
 STAGE = re.compile(r"^\[Stage-\d+\]\s*")

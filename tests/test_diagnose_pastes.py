@@ -1,0 +1,134 @@
+"""Whole pastes in `spark-tui diagnose`: the failure a paste is about is named first.
+
+tests/data/pastes/NAME.txt is the main code block of a public thread (a launch log, a `docker run` and its
+error, a traceback with the log lines around it), copied as it was pasted: prompts, timestamps, log
+collectors' prefixes, quote markers and backticks included. NAME.source is the thread, NAME.cause the
+entry the thread's resolution names (`-`: a healthy output, where no error may be named).
+
+A paste is right when its first error finding (the first finding when none is an error) is its cause:
+the ranking puts primary failures before what follows from them (an engine that died, a shard that
+failed to start, a watchdog that took the process down), so a consequence printed after the cause
+never takes its place."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_tui import diagnose
+from spark_tui.diagnose.paste import clean
+from spark_tui.knowledge import table
+from tests.helpers import DATA
+
+PASTES = DATA / "pastes"
+NAMES = sorted(p.stem for p in PASTES.glob("*.txt"))
+
+
+def cause_of(name: str) -> str:
+    return (PASTES / f"{name}.cause").read_text().strip()
+
+
+def named(text: str) -> tuple[str, list[str], list[str]]:
+    """(the id diagnose names first, or '-'; the ids of its errors; every id it names)."""
+    findings = diagnose.analyse(text)["findings"]
+    errors = [f["id"] for f in findings if f["severity"] == "error"]
+    first = (errors or [f["id"] for f in findings] or ["-"])[0]
+    return first, errors, [f["id"] for f in findings]
+
+
+def test_every_paste_has_its_thread_and_its_cause():
+    assert len(NAMES) >= 30
+    for name in NAMES:
+        source = (PASTES / f"{name}.source").read_text().strip()
+        assert source.startswith("https://github.com/"), name
+        cause = cause_of(name)
+        assert cause == "-" or table().by_id(cause) is not None, f"{name}: no entry {cause}"
+    assert {p.stem for p in PASTES.glob("*.source")} == set(NAMES)
+    assert {p.stem for p in PASTES.glob("*.cause")} == set(NAMES)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if cause_of(n) != "-"])
+def test_a_failing_paste_names_its_cause_first(name):
+    first, _, everything = named((PASTES / f"{name}.txt").read_text(encoding="utf-8", errors="replace"))
+    assert table().canonical(first) == table().canonical(cause_of(name)), (
+        f"{name}: first {first}, all {everything}"
+    )
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if cause_of(n) == "-"])
+def test_a_healthy_paste_names_no_error(name):
+    _, errors, _ = named((PASTES / f"{name}.txt").read_text(encoding="utf-8", errors="replace"))
+    assert errors == [], name
+
+
+def test_an_engine_that_died_is_named_after_what_killed_it():
+    """EngineCore's traceback and the API server's 'Engine core initialization failed' follow the cause."""
+    first, errors, _ = named((PASTES / "d17_vllm-nccl-system-error-gpustack2680.txt").read_text())
+    assert first == "nccl.system_error"
+    assert errors.index("vllm.engine_core_died") > errors.index("nccl.system_error")
+
+
+def test_a_tgi_shard_that_failed_to_start_comes_after_its_out_of_memory():
+    first, errors, _ = named((PASTES / "d17_tgi-shard-oom-single-v100-tgi866.txt").read_text())
+    assert first == "cuda.out_of_memory"
+    assert "tgi.shard_crashed" in errors
+
+
+def test_the_watchdog_that_took_the_process_down_comes_after_the_timeout_it_caught():
+    first, errors, _ = named((PASTES / "d17_tgi-nccl-watchdog-docker-timestamps-tgi1383.txt").read_text())
+    assert first == "nccl.watchdog_timeout"
+    assert "nccl.watchdog_abort" in errors
+
+
+def test_a_quoted_paste_reads_as_the_log_it_quotes():
+    """Every line behind a `> ` marker (a reply quoting the log): diagnose reads the log."""
+    text = (PASTES / "d17_vllm-startup-free-memory-dockerode811.txt").read_text()
+    assert all(line.startswith("> ") for line in text.splitlines())
+    assert named(text)[0] == "vllm.startup_free_memory"
+    assert not any(line.startswith(">") for line in clean(text).text.splitlines())
+
+
+@pytest.mark.parametrize(
+    "name, command",
+    [
+        ("d17_nvml-mismatch-machineshop60", "nvidia-smi"),
+        ("d17_docker-pull-platform-arm64-whispercpp2081", "docker pull --platform linux/arm64"),
+        ("d17_cuda-unknown-error-conda-prompt-dbgpt107", "python pilot/server/llmserver.py"),
+        ("d17_healthy-nccl-tests-broadcast-no-ibverbs-nccltests82", "mpirun --bind-to none"),
+    ],
+)
+def test_the_prompt_line_of_a_paste_is_kept_as_its_command(name, command):
+    """`user@host:~$ cmd`, `$ cmd`, a conda env before the prompt: the command, not a log line."""
+    cleaned = clean((PASTES / f"{name}.txt").read_text())
+    assert cleaned.command.startswith(command)
+    assert command not in cleaned.text
+
+
+def test_a_warning_of_nccl_without_rdma_is_no_error_in_a_healthy_run():
+    """nccl-tests over sockets print `NCCL WARN Failed to open libibverbs.so`: a warning, the run is fine."""
+    first, errors, everything = named(
+        (PASTES / "d17_healthy-nccl-tests-broadcast-no-ibverbs-nccltests82.txt").read_text()
+    )
+    assert errors == []
+    assert first == "nccl.libibverbs_missing" and everything == ["nccl.libibverbs_missing"]
+
+
+def test_a_triton_too_old_for_the_gpu_is_named_by_the_ptx_it_writes():
+    """ptxas refuses `PTX .version 8.4` for sm_120a: the compiler does not know the GPU, before the engine died."""
+    text = (PASTES / "d17_vllm-triton-ptx-version-sm120a-nixpkgs406675.txt").read_text()
+    findings = diagnose.analyse(text)["findings"]
+    assert [f["id"] for f in findings] == ["cuda.ptxas_unknown_arch", "vllm.engine_core_died"]
+    assert findings[0]["figures"]["arch"] == "sm_120a"
+
+
+def test_a_log_prefix_in_parentheses_is_no_environment_before_a_prompt():
+    """`(APIServer pid=1) ...` and `(EngineCore pid=112) ...` are vLLM's process prefixes: kept as log lines."""
+    text = (PASTES / "d17_vllm-oom-serving-club3090-16.txt").read_text()
+    cleaned = clean(text)
+    assert cleaned.commands == []
+    assert cleaned.text.splitlines() == text.splitlines()
+
+
+def test_no_paste_keeps_a_markdown_fence():
+    """The fence lines of the thread's code block are not part of the paste."""
+    lines = [line for n in NAMES for line in (PASTES / f"{n}.txt").read_text().splitlines()]
+    assert not any(line.lstrip().startswith("```") for line in lines)
