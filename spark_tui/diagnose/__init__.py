@@ -44,7 +44,8 @@ ERRORISH = re.compile(
     r"\b(?:ERROR|Error|error|FAILED|Failed|failed|FATAL|fatal|WARN|Traceback|denied|refused|Killed)\b"
 )
 NOT_RECOGNISED_SHOWN = 10
-JSON_KINDS = ("docker-inspect", "docker-ps-json", "ip-json")
+# Outputs of fields a reader reads (`"Error": ""`, `Correctable Error : 0`): a field is no failure line.
+FIELD_KINDS = ("docker-inspect", "docker-ps-json", "ip-json", "gpu-q")
 # A traceback's frames and carets say where, not what: never listed as not recognised.
 FRAME = re.compile(r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S')
 
@@ -54,8 +55,8 @@ def _knowledge(c: Cleaned, result: dict) -> None:
     among the verdicts; error-like lines it does not know are listed as not recognised."""
     w = Watch()
     unknown: list[str] = []
-    # A JSON output's fields were read by its reader: `"Error": ""` is a field, not a failure.
-    fields = result.get("kind") in JSON_KINDS
+    # an output of fields (FIELD_KINDS) was read by its reader
+    fields = result.get("kind") in FIELD_KINDS
     for line in c.text.splitlines():
         w.feed(line)
         if (
