@@ -276,6 +276,12 @@ from tests.helpers import SAMPLES, found
             "cuda.trt_engine_version_mismatch",
             {"current": "5.1.5", "engine": "0.0.0"},
         ),
+        ("w17_hub_mirror_dataset_404", "hub.repo_not_found", {"model": "liuhaotian/llava-v1.5-7b"}),
+        (
+            "w17_pcie_aer_nonfatal",
+            "system.pcie_aer_uncorrected",
+            {"severity": "Non-Fatal", "device": "0000:80:1b.4"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -262,6 +262,11 @@ from tests.helpers import DATA, SAMPLES, found
             "link.ucx_peer_lost",
             {"status_text": "Endpoint timeout"},
         ),
+        ("w17_mlx5_handle_hca_cap", "link.mlx5_load_failed", {"pci": "0000:03:00.0"}),
+        ("w17_mlx5_fw_preinit_timeout", "link.mlx5_load_failed", {"code": -16}),
+        ("w17_no_rdma_dpdk_mlx5", "link.no_rdma_devices", {"device": "0000:af:00.2"}),
+        ("w17_torch_nccl_alltoall_old_build", "torch.nccl_p2p_unsupported", {"op": "alltoall*"}),
+        ("w17_ray_runtime_env_local_dir_actor", "ray.runtime_env_invalid_uri", {"uri": "."}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
