@@ -204,9 +204,6 @@ class Matcher:
         for needle, items in by_needle.items():
             self._automaton.add_word(needle, tuple(items))
         self._automaton.make_automaton()
-        # Every literal is ASCII: a batch holding other characters (tqdm's bars) is scanned as
-        # ASCII with each of them one `?` (same offsets), which the automaton reads much faster.
-        self._ascii = all(needle.isascii() for needle in by_needle)
 
     def hit_lines(self, lines: list[str]) -> list[int]:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
@@ -215,10 +212,10 @@ class Matcher:
         if "\x1b" in text:  # a colour code inside a wording would hide its literal: read without them
             lines = [ANSI.sub("", line) for line in lines]
             text = "\n".join(lines)
+        # tqdm's bars, a web page's quotes: read as printed. The automaton reads such text as fast as
+        # ASCII (measured), and some literals are not ASCII (a locale's `Killed`).
         if not text.isascii():
             text = as_printed(text)
-            if self._ascii:
-                text = text.encode("ascii", "replace").decode("ascii")
         # every match (iter): pyahocorasick's iter_long drops a shorter literal when a longer one that
         # shares its start or holds it fails to complete ("] Watchdog ... timeout" at a line's end)
         ends = [end for end, _ in self._automaton.iter(text)]

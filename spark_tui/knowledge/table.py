@@ -42,7 +42,9 @@ KEYS = {
 KEYS |= {"lookup", "reader", "unless", "aliases"}
 READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
 IDENT = re.compile(r"[a-z0-9_.]+")
-MIN_NEEDLE = 4  # a shorter literal would let most lines through the prefilter
+# a shorter literal would let most lines through the prefilter; counted in UTF-8 bytes, for a CJK
+# character is as rare in a log as three ASCII ones (`已杀死`, the shell's `Killed` in Chinese)
+MIN_NEEDLE = 4
 
 
 @dataclass(frozen=True)
@@ -163,9 +165,9 @@ def needle_of(regex: str, where: str, parsed=None) -> str:
     it with `in` before the regex runs."""
     parsed = parsed if parsed is not None else _parsed(regex, where)
     best, _ = _longest_literal(parsed) if not parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE else ("", False)
-    if len(best) < MIN_NEEDLE:
+    if len(best.encode()) < MIN_NEEDLE:
         raise KnowledgeError(
-            f"{where}: pattern {regex!r} has no literal of {MIN_NEEDLE}+ characters outside "
+            f"{where}: pattern {regex!r} has no literal of {MIN_NEEDLE}+ bytes outside "
             "alternations, repetitions and (?i) parts (the prefilter needs one, case and all): split the "
             "alternation into patterns"
         )
