@@ -266,6 +266,8 @@ from tests.helpers import SAMPLES, found
             "cuda.cuda_library_missing",
             {"library": "libcublas.so.12"},
         ),
+        ("c17train_jax_out_of_memory_allocating", "cuda.out_of_memory", {"tried_gib": 18.654}),
+        ("c17train_comfyui_allocation_exceeds_allowed_memory", "cuda.out_of_memory", {"gpu": 0}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

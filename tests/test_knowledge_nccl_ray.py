@@ -211,6 +211,7 @@ from tests.helpers import SAMPLES, found
             "nccl.ib_completion_error",
             {"status_text": "local length error"},
         ),
+        ("c17train_accelerate_main_process_port_in_use", "torch.rendezvous_port_in_use", {"port": 29144}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -494,6 +494,11 @@ from tests.helpers import found, sample
             {"buffer": "batch_prefill_tmp_v", "size": 421134336},
         ),
         ("t16b_nixl_unknown_add_remote", "vllm.nixl_error", {"status": "UNKNOWN"}),
+        (
+            "c17train_diffusers_no_file_named_fp16_bin",
+            "vllm.no_model_weights",
+            {"model": "/local/data/RealVisXL_V5.0/unet"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
