@@ -282,6 +282,15 @@ from tests.helpers import SAMPLES, found
             "system.pcie_aer_uncorrected",
             {"severity": "Non-Fatal", "device": "0000:80:1b.4"},
         ),
+        ("c17train_jax_out_of_memory_allocating", "cuda.out_of_memory", {"tried_gib": 18.654}),
+        ("c17train_comfyui_allocation_exceeds_allowed_memory", "cuda.out_of_memory", {"gpu": 0}),
+        ("c17train_xla_llvm_ptx87_required_sm120", "cuda.ptxas_unknown_arch", {"arch": "sm_120"}),
+        ("c17train_jax_ptx_version_does_not_support_target", "cuda.ptxas_unknown_arch", {"arch": "sm_107a"}),
+        (
+            "c17train_comfyui_xformers_no_operator_blackwell",
+            "cuda.xformers_no_operator",
+            {"capability": "12, 0", "why": "too new"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -385,6 +385,21 @@ from tests.helpers import SAMPLES, found
             "system.connection_timed_out",
             {"address": "172.18.100.163"},
         ),
+        (
+            "c17train_uv_no_wheels_matching_platform_tag",
+            "docker.no_wheel_for_platform",
+            {"package": "mitsuba", "platform": "manylinux_2_39_aarch64"},
+        ),
+        (
+            "c17train_unsloth_install_torchcodec_pin",
+            "docker.no_wheel_for_platform",
+            {"package": "torchcodec"},
+        ),
+        (
+            "c17train_pip_not_a_supported_wheel",
+            "docker.no_wheel_for_platform",
+            {"wheel": "onnxruntime_gpu-1.24.0-cp312-cp312-linux_aarch64.whl"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

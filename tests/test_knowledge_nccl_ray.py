@@ -227,6 +227,7 @@ from tests.helpers import SAMPLES, found
             "nvshmem.init_failed",
             {"error": "Connection timed out"},
         ),
+        ("c17train_accelerate_main_process_port_in_use", "torch.rendezvous_port_in_use", {"port": 29144}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

@@ -502,6 +502,11 @@ from tests.helpers import found, sample
             {"max_len": 128000, "length": 140004},
         ),
         ("c17serve_fastchat_only_allowed_now", "vllm.served_model_not_found", {"model": "chatglm2-6b"}),
+        (
+            "c17train_diffusers_no_file_named_fp16_bin",
+            "vllm.no_model_weights",
+            {"model": "/local/data/RealVisXL_V5.0/unet"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
