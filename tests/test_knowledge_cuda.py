@@ -291,6 +291,21 @@ from tests.helpers import SAMPLES, found
             "cuda.xformers_no_operator",
             {"capability": "12, 0", "why": "too new"},
         ),
+        (
+            "c17infra_mlnx_ofed_add_kernel_support_build_failed",
+            "driver.dkms_build_failed",
+            {"kernel": "5.14.0-rc5"},
+        ),
+        (
+            "c17infra_mlnx_ofed_kernel_modules_install_failed",
+            "driver.dkms_build_failed",
+            {"module": "mlnx-ofed-kernel-modules"},
+        ),
+        (
+            "c17infra_gpu_operator_driver_ctr_no_kernel_build_dir",
+            "driver.dkms_build_failed",
+            {"kernel": "5.15.0-60-generic"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

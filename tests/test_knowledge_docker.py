@@ -400,6 +400,33 @@ from tests.helpers import SAMPLES, found
             "docker.no_wheel_for_platform",
             {"wheel": "onnxruntime_gpu-1.24.0-cp312-cp312-linux_aarch64.whl"},
         ),
+        (
+            "c17infra_enroot_nvcr_proxy_auth_401",
+            "docker.registry_auth",
+            {"registry": "nvcr.io", "status": 401},
+        ),
+        ("c17infra_pyxis_switchroot_no_bash", "docker.executable_not_found", {"program": "/bin/bash"}),
+        (
+            "c17infra_singularity_action_exec_not_found",
+            "docker.executable_not_found",
+            {"program": "nvidia-smi"},
+        ),
+        (
+            "c17infra_pyxis_container_name_missing",
+            "docker.container_not_found",
+            {"container": "pyxis_nemo-25.07.gpt_oss"},
+        ),
+        ("c17infra_podman_cdi_stale_host_device", "docker.device_missing", {"device": "/dev/dri/renderD129"}),
+        (
+            "c17infra_podman_too_old_cdi_name_as_path",
+            "docker.gpu_cdi_unresolved",
+            {"device": "nvidia.com/gpu=0"},
+        ),
+        (
+            "c17infra_nerdctl_gpus_no_container_cli",
+            "docker.gpu_runtime_missing",
+            {"runtime": "nvidia-container-cli"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
