@@ -211,6 +211,11 @@ from tests.helpers import SAMPLES, found
             "nccl.ib_completion_error",
             {"status_text": "local length error"},
         ),
+        (
+            "t17exc_ray_object_fetch_timed_out",
+            "ray.object_lost",
+            {"object_id": "9f1bf41aa430eaf8ffffffffffffffffffffffff020000004b000000"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
