@@ -306,6 +306,29 @@ from tests.helpers import SAMPLES, found
             "driver.dkms_build_failed",
             {"kernel": "5.15.0-60-generic"},
         ),
+        (
+            "t17exc_dns_name_resolution_error",
+            "system.name_resolution_failed",
+            {
+                "host": "jwtq338l7l47q5zh.us-east-1.aws.endpoints.huggingface.cloud",
+                "error": "[Errno -2] Name or service not known",
+            },
+        ),
+        (
+            "t17exc_dns_aiohttp_connector",
+            "system.name_resolution_failed",
+            {"host": "www.example.org", "error": "Name or service not known"},
+        ),
+        (
+            "t17exc_hub_name_resolution_cdn",
+            "hub.unreachable",
+            {"host": "cdn-lfs.huggingface.co", "cause": "[Errno 11001] getaddrinfo failed"},
+        ),
+        (
+            "t17exc_hub_connect_timeout_class",
+            "hub.unreachable",
+            {"host": "huggingface.co", "cause": "timed out"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

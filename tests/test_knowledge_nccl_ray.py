@@ -221,13 +221,22 @@ from tests.helpers import SAMPLES, found
             "ray.gcs_unreachable",
             {"address": "192.168.251.238:6379"},
         ),
-        ("c17dist_rayserve_controller_replica_stopped", "ray.serve_replica_failed", {"deployment": "vLLM:qwen-1_5b"}),
+        (
+            "c17dist_rayserve_controller_replica_stopped",
+            "ray.serve_replica_failed",
+            {"deployment": "vLLM:qwen-1_5b"},
+        ),
         (
             "c17dist_nvshmem_init_connection_timed_out",
             "nvshmem.init_failed",
             {"error": "Connection timed out"},
         ),
         ("c17train_accelerate_main_process_port_in_use", "torch.rendezvous_port_in_use", {"port": 29144}),
+        (
+            "t17exc_ray_object_fetch_timed_out",
+            "ray.object_lost",
+            {"object_id": "9f1bf41aa430eaf8ffffffffffffffffffffffff020000004b000000"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
