@@ -493,6 +493,7 @@ def test_every_sample_line_keeps_its_name_behind_a_log_collectors_decoration(dec
 # are words, not figures).
 FIGURE_VARIATIONS = {
     "IPv4 address": (r"(?<![\d.])(?!0\.0\.0\.0)(?:\d{1,3}\.){3}\d{1,3}(?![\d.])", "172.31.204.17"),
+    "Hub endpoint (an HF_ENDPOINT mirror)": (r"(?<=https://)huggingface\.co(?=/)", "hf-mirror.com"),
     "hex address": (r"0x[0-9a-fA-F]{6,}", "0x7f3a9c55d0"),
     "PCI bus id": (r"\b0000:[0-9a-f]{2}:[0-9a-f]{2}\.\d\b", "0000:c1:00.1"),
     "model id": (

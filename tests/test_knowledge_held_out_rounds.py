@@ -126,7 +126,6 @@ MISSED = {
         GH + "skypilot-org/skypilot/issues/2054": "ray.dashboard_failed,ray.raylet_terminated",
     },
     "round14_B": {
-        GH + "danijar/dreamerv3/issues/203": "system.process_killed",
         GH + "huggingface/transformers/issues/29283": "hub.not_authorized",
         GH + "NVIDIA/nvidia-docker/issues/1012": "docker.gpu_detection_failed",
     },
@@ -191,7 +190,8 @@ MISSED = {
 # Session 17's helper w17 (round 14's misses read in their components: CUDA errors said by number, glibc's signal
 # texts in other locales, Hub mirrors, mlx5 probe failures, no RDMA device; three new entries) made eight of them
 # right post-hoc (the three new kinds relabelled to their entries; LiteLLM's in-process provider relabelled `-`, a
-# client setting the table leaves unnamed): A 44/49, B 48/51.
+# client setting the table leaves unnamed): A 44/49, B 48/51; the shell's bare 已杀死, named once a literal is counted
+# in bytes (the lead): B 49/51.
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
@@ -212,7 +212,7 @@ SCORE = {
     "round13_A": (51, 53),
     "round13_B": (49, 50),
     "round14_A": (44, 49),
-    "round14_B": (48, 51),
+    "round14_B": (49, 51),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
