@@ -100,7 +100,9 @@ class Round:
 def cited(sources: list[str], test_file: str) -> dict[str, list[str]]:
     """Which of these threads a file of the project (tests, the table, the corpus) or an entry cites."""
     # the held-out rounds themselves are not the project's knowledge: their headers name dropped candidates
+    # (and the held-out rounds' test modules, which list their misses by thread)
     held_out = {path.resolve() for path in (DATA / "held_out").rglob("*") if path.is_file()}
+    held_out |= {path.resolve() for path in (ROOT / "tests").glob("test_knowledge_held_out*.py")}
     mine = held_out | {Path(test_file).resolve()}
     roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
     texts = {}

@@ -402,6 +402,14 @@ def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):
     assert str(err.value).startswith("kb.yaml:entry 1 (x.y): ") and wording in str(err.value)
 
 
+def test_a_literal_is_counted_in_bytes_so_three_cjk_characters_are_enough():
+    """The shell's `Killed` in a Chinese locale is three characters, nine bytes: as rare as a long ASCII word."""
+    kb = parse_table(_entry(patterns=["'^\\s*已杀死\\s*$'"], figures="{}"), "kb.yaml")
+    assert [f.id for f in Matcher(kb).match("已杀死")] == ["x.y"] and Matcher(kb).match("已杀死的进程") == []
+    with pytest.raises(KnowledgeError, match="no literal of 4\\+ bytes"):
+        parse_table(_entry(patterns=["'^abc$'"], figures="{}"), "kb.yaml")
+
+
 def test_a_case_insensitive_part_still_matches_any_case():
     """Its letters are left out of the prefilter's literal, so the line is not dropped before the regex runs."""
     kb = parse_table(_entry(patterns=["'(?i:cuda) error (?P<n>\\d+) in launch'"]), "kb.yaml")

@@ -14,9 +14,17 @@ PASTES = PasteRound("pastes1")
 
 # Still missed (file -> (label, the cause diagnose names first)): a fix shows up as a failing test until it is taken
 # off this list.
-MISSED: dict[str, tuple[str, str]] = {}
-# (pastes whose cause diagnose names first, pastes whose label it names anywhere, pastes)
-SCORE = (0, 0, 0)
+MISSED = {
+    "11_perftest105.txt": ("new:rdma_qp_create_failed", "-"),
+    "19_gpustat138.txt": ("cuda.nvml_not_supported", "-"),
+    "21_vllm5082.txt": ("new:api_route_not_found", "-"),
+    "24_sglang8373.txt": ("sglang.kernel_missing", "vllm.binary_mismatch"),
+    "29_ray-llm120.txt": ("ray.unschedulable_resources", "-"),
+    "34_gpustack929.txt": ("vllm.max_tokens_too_large", "vllm.prompt_too_long"),
+}
+# (pastes whose cause diagnose names first, pastes whose label it names anywhere, pastes). Scored once, blind, on
+# session 17's final table: 30 of 36 (83%); the session's starting table (4d7e1ad) gives the same 30.
+SCORE = (30, 30, 36)
 
 
 def test_the_paste_round_is_independent_of_everything_the_project_cites():

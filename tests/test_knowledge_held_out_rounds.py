@@ -11,7 +11,10 @@ from tests.held_out import Round, label_ids, well_formed
 from tests.helpers import DATA
 
 # The family a `new:` label (a kind the table had no entry for) counts in.
-NEW_KINDS: dict[str, str] = {}
+NEW_KINDS = {
+    "new:etcd_unreachable": "vllm",
+    "new:ray_worker_import_failed": "ray",
+}
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
     "round6_A",
@@ -32,6 +35,8 @@ PARTS = (
     "round13_B",
     "round14_A",
     "round14_B",
+    "round15_A",
+    "round15_B",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -129,6 +134,25 @@ MISSED = {
         GH + "huggingface/transformers/issues/29283": "hub.not_authorized",
         GH + "NVIDIA/nvidia-docker/issues/1012": "docker.gpu_detection_failed",
     },
+    "round15_A": {
+        GH + "ray-project/kuberay/issues/1563": "ray.node_start_timeout",
+        GH + "ray-project/ray/issues/34504": "ray.dashboard_failed",
+        GH + "ray-project/ray-llm/issues/120": "ray.unschedulable_resources",
+        GH + "ai-dynamo/dynamo/issues/851": "new:etcd_unreachable",
+        GH + "vllm-project/vllm/issues/17634": "vllm.mm_limit_not_multimodal",
+        GH + "FoundationVision/LlamaGen/issues/3": "vllm.api_version_mismatch",
+        GH + "vllm-project/vllm/issues/1937": "new:ray_worker_import_failed",
+        GH + "NVIDIA/nccl/issues/963": "nccl.connect_failed",
+        GH + "NVIDIA/nccl/issues/1486": "nccl.peer_closed",
+    },
+    "round15_B": {
+        GH + "mmartial/ComfyUI-Nvidia-Docker/issues/57": "docker.gpu_not_in_container",
+        GH + "otamajakusi/dockerfile-yolov5-jetson/issues/2": "docker.daemon_unreachable",
+        GH + "huggingface/autotrain-advanced/issues/911": "hub.rate_limited",
+        GH + "NVIDIA/nvidia-container-toolkit/issues/14": "docker.gpu_prestart_hook_failed",
+        GH + "pdbear/syno_nvidia_gpu_driver/issues/22": "driver.gpu_lost",
+        GH + "NVIDIA/dcgm-exporter/issues/604": "driver.gpu_lost",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -192,6 +216,10 @@ MISSED = {
 # right post-hoc (the three new kinds relabelled to their entries; LiteLLM's in-process provider relabelled `-`, a
 # client setting the table leaves unnamed): A 44/49, B 48/51; the shell's bare 已杀死, named once a literal is counted
 # in bytes (the lead): B 49/51.
+# Round 15 (two blind parts collected at the start of session 17, labels committed before any scoring, no engineer of
+# the session saw it) was scored once on the session's final table, one row dropped as cited by a session-17 sample:
+# A 41/50, B 47/54 (88 of 104, 85%); the session's starting table (4d7e1ad) names the same 88. Post-hoc: a registry's
+# 5xx at `docker login` is docker.registry_server_error, not the login's refusal (from two other threads): B 48/54.
 SCORE = {
     "round4": (69, 73),
     "round5": (70, 70),
@@ -213,6 +241,8 @@ SCORE = {
     "round13_B": (49, 50),
     "round14_A": (44, 49),
     "round14_B": (49, 51),
+    "round15_A": (41, 50),
+    "round15_B": (48, 54),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
