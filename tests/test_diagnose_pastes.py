@@ -20,7 +20,40 @@ from spark_tui.knowledge import table
 from tests.helpers import DATA
 
 PASTES = DATA / "pastes"
-NAMES = sorted(p.stem for p in PASTES.glob("*.txt"))
+# Every paste, named: a paste added or lost shows up here.
+FILES = (
+    "d17_cuda-unknown-error-conda-prompt-dbgpt107.txt",
+    "d17_dgx-spark-two-node-store-timeout-sparkvllm335.txt",
+    "d17_docker-cuda-requirement-vllm5635.txt",
+    "d17_docker-cuda-unknown-error-whisper3.txt",
+    "d17_docker-gpus-chroot-toolkit679.txt",
+    "d17_docker-pull-platform-arm64-whispercpp2081.txt",
+    "d17_docker-run-no-arm64-manifest-deeptutor74.txt",
+    "d17_docker-runtime-driver-error-nvdocker1252.txt",
+    "d17_healthy-nccl-tests-broadcast-no-ibverbs-nccltests82.txt",
+    "d17_healthy-ray-start-head-ray24130.txt",
+    "d17_healthy-vllm-docker-timestamps-vllm16107.txt",
+    "d17_healthy-vllm-rocm-startup-r9700-4.txt",
+    "d17_hub-401-llama2-script-dockerllama2chat6.txt",
+    "d17_hub-gated-private-gpt1876.txt",
+    "d17_hub-local-entry-not-found-modelscope1267.txt",
+    "d17_hub-read-timeout-space-stylganex32.txt",
+    "d17_nccl-invalid-argument-backticks-openchat121.txt",
+    "d17_nccl-modify-qp-mpirun-prefix-nccl302.txt",
+    "d17_nvml-mismatch-machineshop60.txt",
+    "d17_sglang-prefill-oom-sglang34676.txt",
+    "d17_tgi-nccl-watchdog-docker-timestamps-tgi1383.txt",
+    "d17_tgi-shard-oom-single-v100-tgi866.txt",
+    "d17_torch-nccl-unique-id-ray-llamafactory8641.txt",
+    "d17_torchrun-rendezvous-zsh-pytorch64926.txt",
+    "d17_tritonserver-driver-insufficient-lmdeploy263.txt",
+    "d17_vllm-bind-port-after-startup-vllm9225.txt",
+    "d17_vllm-nccl-system-error-gpustack2680.txt",
+    "d17_vllm-oom-serving-club3090-16.txt",
+    "d17_vllm-startup-free-memory-dockerode811.txt",
+    "d17_vllm-triton-ptx-version-sm120a-nixpkgs406675.txt",
+)
+NAMES = sorted(f.removesuffix(".txt") for f in FILES)
 
 
 def cause_of(name: str) -> str:
@@ -36,7 +69,7 @@ def named(text: str) -> tuple[str, list[str], list[str]]:
 
 
 def test_every_paste_has_its_thread_and_its_cause():
-    assert len(NAMES) >= 30
+    assert len(NAMES) >= 30 and sorted(p.stem for p in PASTES.glob("*.txt")) == NAMES
     for name in NAMES:
         source = (PASTES / f"{name}.source").read_text().strip()
         assert source.startswith("https://github.com/"), name
