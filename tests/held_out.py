@@ -140,6 +140,15 @@ def well_formed(rows: list[Row]) -> bool:
     )
 
 
+def named(text: str) -> tuple[str, list[str], list[str]]:
+    """What `diagnose` names for a paste: (the id it names first, its first error, else its first finding, else
+    '-'; the ids of its errors; every id it names)."""
+    findings = diagnose.analyse(text)["findings"]
+    errors = [f["id"] for f in findings if f["severity"] == "error"]
+    first = (errors or [f["id"] for f in findings] or ["-"])[0]
+    return first, errors, [f["id"] for f in findings]
+
+
 @dataclass(frozen=True)
 class Paste:
     file: str
@@ -175,10 +184,8 @@ class PasteRound:
 
     def cause(self, row: Paste) -> tuple[str, list[str]]:
         """(the id diagnose names first, or '-'; every id it names)."""
-        findings = diagnose.analyse(self.text(row))["findings"]
-        errors = [f for f in findings if f["severity"] == "error"]
-        first = (errors or findings or [{"id": "-"}])[0]["id"]
-        return first, [f["id"] for f in findings]
+        first, _, everything = named(self.text(row))
+        return first, everything
 
     def score(self) -> tuple[int, int, dict[str, tuple[str, str]]]:
         """(pastes whose cause is named first, pastes whose label is named anywhere, {file: (label, named first)}

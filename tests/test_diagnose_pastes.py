@@ -17,6 +17,7 @@ import pytest
 from spark_tui import diagnose
 from spark_tui.diagnose.paste import clean
 from spark_tui.knowledge import table
+from tests.held_out import named
 from tests.helpers import DATA
 
 PASTES = DATA / "pastes"
@@ -58,14 +59,6 @@ NAMES = sorted(f.removesuffix(".txt") for f in FILES)
 
 def cause_of(name: str) -> str:
     return (PASTES / f"{name}.cause").read_text().strip()
-
-
-def named(text: str) -> tuple[str, list[str], list[str]]:
-    """(the id diagnose names first, or '-'; the ids of its errors; every id it names)."""
-    findings = diagnose.analyse(text)["findings"]
-    errors = [f["id"] for f in findings if f["severity"] == "error"]
-    first = (errors or [f["id"] for f in findings] or ["-"])[0]
-    return first, errors, [f["id"] for f in findings]
 
 
 def test_every_paste_has_its_thread_and_its_cause():
