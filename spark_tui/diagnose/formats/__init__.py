@@ -1,6 +1,6 @@
 """Outputs `diagnose` reads besides logs and tables: `nvidia-smi -q`, `ethtool`, `ethtool -i`,
-`docker inspect`, `docker ps --format '{{json .}}'`, `ray list nodes` / `ray get nodes` and
-`ip -j addr`. `detect_format` tells which one a paste is (its command line first, then its text);
+`docker inspect`, `docker ps --format '{{json .}}'`, `ray list nodes` / `ray get nodes` /
+`ray.nodes()` and `ip -j addr`. `detect_format` tells which one a paste is (its command line first, then its text);
 each reader (a module a format) returns figures as values (addresses, versions, speeds) and
 verdicts; failures the knowledge base knows (a link below its rate) are told with the table's words.
 """
@@ -21,7 +21,7 @@ from spark_tui.diagnose.formats.docker import (
 from spark_tui.diagnose.formats.ethtool import SETTINGS, read_ethtool, read_ethtool_i
 from spark_tui.diagnose.formats.gpu_q import gpu_section_lines, read_gpu_q
 from spark_tui.diagnose.formats.ip_json import read_ip_json
-from spark_tui.diagnose.formats.ray_nodes import ray_table_header, read_ray_nodes
+from spark_tui.diagnose.formats.ray_nodes import is_python_nodes, ray_table_header, read_ray_nodes
 from spark_tui.diagnose.formats.values import json_objects
 from spark_tui.diagnose.paste import Cleaned
 
@@ -66,7 +66,11 @@ def detect_format(c: Cleaned) -> str | None:
         return "ethtool"
     if re.search(r"^driver: \S+", head, re.M) and "bus-info:" in head:
         return "ethtool-i"
-    if ray_table_header(head) is not None or re.search(r"^[-\s]*node_id: [0-9a-f]{16,}", head, re.M):
+    if (
+        ray_table_header(head) is not None
+        or re.search(r"^[-\s]*node_id: [0-9a-f]{16,}", head, re.M)
+        or is_python_nodes(head)
+    ):
         return "ray-nodes"
     values = json_objects(head)
     if values:

@@ -1,5 +1,6 @@
-"""`ray list nodes` (every Ray 2.x table layout, `--detail` YAML) and `ray get nodes`: each node's
-address, state and GPUs; a DEAD node named."""
+"""`ray list nodes` (every Ray 2.x table layout, `--detail` YAML), `ray get nodes` and what
+`ray.nodes()` prints (a Python list of dicts, `'Alive': False` for a dead node; its JSON too):
+each node's address, state and GPUs; a DEAD node named."""
 
 from __future__ import annotations
 
@@ -17,6 +18,60 @@ def ray_table_header(text: str) -> tuple[int, str] | None:
         if "NODE_ID" in line and "NODE_IP" in line and "STATE" in line:
             return i, line.lstrip("`")
     return None
+
+
+# A node of `ray.nodes()`, printed (`[{'NodeID': ...`, pprint's `[{'Alive': True,`) or as JSON,
+# each dict starting a line (after the list's `[`): a log quoting one in a sentence is no such paste.
+PY_NODE = re.compile(r"""^[ \t`\[]*\{\s*['"](?:NodeID|Alive)['"]:\s*""", re.M)
+PY_FIELD = {
+    "node_id": re.compile(r"""['"]NodeID['"]:\s*['"]([0-9a-fA-F]+)['"]"""),
+    "alive": re.compile(r"""['"]Alive['"]:\s*(True|False|true|false)\b"""),
+    "node_ip": re.compile(r"""['"]NodeManagerAddress['"]:\s*['"]([^'"\s]+)['"]"""),
+    "gpus": re.compile(r"""['"]GPU['"]:\s*(\d+(?:\.\d+)?)"""),
+    "memory": re.compile(r"""['"]memory['"]:\s*(\d+(?:\.\d+)?)"""),
+}
+
+RESOURCES_SHOWN = re.compile(r"""['"]Resources['"]:\s*\{[^{}]*\}""")
+
+
+def is_python_nodes(text: str) -> bool:
+    """A `ray.nodes()` paste: a node dict starting a line, with its Alive and its NodeID or address."""
+    m = PY_NODE.search(text)
+    rest = text[m.start() :] if m else ""
+    return bool(
+        m
+        and PY_FIELD["alive"].search(rest)
+        and (PY_FIELD["node_id"].search(rest) or PY_FIELD["node_ip"].search(rest))
+    )
+
+
+def python_nodes(text: str) -> list[dict]:
+    """The nodes of a pasted `ray.nodes()`, read field by field (a paste cut short keeps the
+    nodes it shows; its values are never evaluated)."""
+    starts = [m.start() for m in PY_NODE.finditer(text)]
+    nodes: list[dict] = []
+    if not starts:
+        return nodes
+    for a, b in zip(starts, starts[1:] + [len(text)], strict=True):
+        chunk = text[a:b]
+        found = {k: (m.group(1) if (m := rx.search(chunk)) else None) for k, rx in PY_FIELD.items()}
+        if found["node_id"] is None and found["node_ip"] is None:
+            continue
+        alive = found["alive"]
+        resources = _ray_resources({"GPU": found["gpus"], "memory": found["memory"]})
+        if found["gpus"] is None and not RESOURCES_SHOWN.search(chunk):
+            resources["gpus"] = None  # cut before its resources end: no GPU is not known
+        nodes.append(
+            {
+                "node_id": found["node_id"],
+                "node_ip": found["node_ip"],
+                "is_head": True if re.search(r"node:__internal_head__", chunk) else None,
+                "state": None if alive is None else "ALIVE" if alive.lower() == "true" else "DEAD",
+                "state_message": None,
+                **resources,
+            }
+        )
+    return nodes
 
 
 def _ray_resources(resources: dict) -> dict:
@@ -93,7 +148,7 @@ def read_ray_nodes(c: Cleaned) -> dict:
                     for d in (data if isinstance(data, list) else [data])
                     if isinstance(d, dict) and "node_id" in d
                 ]
-        nodes = [_ray_node(d) for d in docs]
+        nodes = [_ray_node(d) for d in docs] or python_nodes(c.text)
     verdicts = []
     for n in nodes:
         if n["state"] == "DEAD":
