@@ -239,6 +239,22 @@ def test_a_docker_inspect_pasted_in_part_is_still_read(name, code, level):
                 "max_operating_temp_c": 57.0,
             },
         ),
+        # f18: `-d PERFORMANCE` of 495 after a bare command line: Idle active, no slowdown
+        (
+            "f18_gpu-q-d-performance-495-idle-active-mangohud636.txt",
+            ("495.44", "11.5", 1),
+            {"bus_id": "00000000:0E:00.0", "Performance State": "P0", "clock_event_reasons_active": ["Idle"]},
+        ),
+        # the whole output re-indented by 4 spaces (a markdown indented block), command line included
+        (
+            "f18_gpu-q-d-performance-indented-465-nvsettings67.txt",
+            ("465.27", "11.3", 1),
+            {
+                "bus_id": "00000000:2D:00.0",
+                "Clocks Throttle Reasons/HW Thermal Slowdown": "Not Active",
+                "clock_event_reasons_active": [],
+            },
+        ),
     ],
 )
 def test_nvidia_smi_q_of_any_driver_gives_its_figures_as_values(name, top, gpu):
@@ -414,6 +430,23 @@ def test_ethtool_i_names_each_ports_driver_firmware_and_bus(name, ports):
             ("this container", None, None, "starting"),
             "warn",
         ),
+        # f18: a root prompt with two spaces before the command, a Synology engine's extra fields
+        (
+            "f18_docker-inspect-restarting-exit127-prompt-crashplan402.txt",
+            ("crashplan-pro", "restarting", 127, None),
+            "error",
+        ),
+        # the State object alone, indented as cut from the output, or between single backticks
+        (
+            "f18_docker-inspect-state-exit137-4space-cli2665.txt",
+            ("this container", "exited", 137, None),
+            "error",
+        ),
+        (
+            "f18_docker-inspect-state-in-backticks-k8s19825.txt",
+            ("this container", "exited", 137, None),
+            "error",
+        ),
     ],
 )
 def test_docker_inspect_states_and_health_objects_are_read_and_judged(name, container, level):
@@ -491,6 +524,10 @@ def test_a_bare_command_line_over_an_error_does_not_make_the_paste_that_commands
             "f17_ray-list-nodes-table-window-backtick-ray64469.txt",
             [("10.0.249.179", True, "ALIVE", 0, 28.8)],
         ),
+        # f18: `ray.nodes()` printed by Python: a dead node without resources
+        ("f18_ray-nodes-python-dead-node-ray9927.txt", [("11.159.250.23", None, "DEAD", 0, None)]),
+        # pprint's sorted keys in a REPL, cut inside Resources: its GPUs are not known, not 0
+        ("f18_ray-nodes-pprint-repl-cut-kuberay290.txt", [("10.244.0.12", None, "ALIVE", None, None)]),
     ],
 )
 def test_ray_nodes_in_every_layout_give_ip_head_state_gpus_and_memory(name, nodes):
@@ -566,3 +603,130 @@ def test_every_format_paste_survives_crlf_truncation_and_quoting():
 )
 def test_json_nested_deeper_than_python_recurses_is_no_crash(text):
     json.dumps(diagnose.analyse(text))
+
+
+# --- f18: real pastes of round 2 (each with its thread in a .source) ------------------------
+
+
+def test_gpu_q_idle_clock_reason_is_no_slowdown_warning():
+    for name in (
+        "f18_gpu-q-d-performance-495-idle-active-mangohud636.txt",
+        "f18_gpu-q-d-performance-indented-465-nvsettings67.txt",
+    ):
+        assert [v["level"] for v in analyse(name)["verdicts"]] == ["ok"]
+
+
+def test_docker_inspect_exit_137_without_oomkilled_is_named_sigkill_and_a_restart_loop_its_exit():
+    for name in (
+        "f18_docker-inspect-state-exit137-4space-cli2665.txt",
+        "f18_docker-inspect-state-in-backticks-k8s19825.txt",
+    ):
+        r = analyse(name)
+        assert r["verdicts"][0]["code"] == "docker.oom_killed"
+        assert "exit 137 (SIGKILL) without OOMKilled" in r["verdicts"][0]["text"]
+        assert r["summary"]["containers"][0]["oom_killed"] is False
+    r = analyse("f18_docker-inspect-restarting-exit127-prompt-crashplan402.txt")
+    assert r["command"] == "docker inspect crashplan-pro"
+    assert "restarting in a loop" in r["verdicts"][0]["text"] and "exit code 127" in r["verdicts"][0]["text"]
+
+
+def test_a_dead_node_in_ray_nodes_python_output_is_named():
+    r = analyse("f18_ray-nodes-python-dead-node-ray9927.txt")
+    assert r["kind"] == "ray-nodes"
+    (v,) = r["verdicts"]
+    assert (v["level"], v["code"]) == ("error", "ray.node_dead")
+    assert v["text"].startswith("Ray node 11.159.250.23 is DEAD")
+    cut = analyse("f18_ray-nodes-pprint-repl-cut-kuberay290.txt")
+    assert [v["level"] for v in cut["verdicts"]] == ["ok"]  # no 'has no GPU' from a cut paste
+
+
+def test_a_ray_node_quoted_inside_a_log_line_is_no_ray_nodes_paste():
+    text = "INFO worker.py:1 -- nodes: [{'NodeID': 'cbe06de143783c289223071cfde58aef2811c9f3', 'Alive': False}]\n"
+    assert diagnose.analyse(text)["kind"] != "ray-nodes"
+
+
+def test_ibstat_port_down_polling_is_named_and_an_ibpanic_line_stays_not_recognised():
+    r = analyse("f18_ibstat-port-down-polling-gpud482.txt")
+    assert r["kind"] == "ibstat"
+    (port,) = r["summary"]["ports"]
+    assert (port["ca"], port["port"], port["state"], port["physical_state"], port["rate"]) == (
+        "mlx5_10",
+        1,
+        "Down",
+        "Polling",
+        "10",
+    )
+    assert [f["id"] for f in r["findings"]] == ["link.ib_port_not_active"]
+    assert r["findings"][0]["figures"] == {"phys_state": "Polling"}
+    assert {v["level"] for v in r["verdicts"]} == {"warn"}
+    tail = analyse("f18_ibstat-tabs-elided-then-ibpanic-gpud752.txt")
+    assert tail["kind"] == "ibstat"
+    assert [(p["ca"], p["state"], p["physical_state"], p["rate"]) for p in tail["summary"]["ports"]] == [
+        ("mlx5_7", "Active", "LinkUp", "200")
+    ]
+    assert tail["not_recognised"] == [
+        "ibpanic: [1323906] main: stat of IB device 'mlx5_8' failed: No such file or directory"
+    ]
+
+
+def test_a_window_of_the_nvidia_smi_table_without_header_is_a_gpu_table():
+    """A V100 row (no 'NVIDIA' before its name) whose power reads ERR!: a GPU table, not a log."""
+    r = analyse("f18_nvidia-smi-table-err-power-window-azhpc77.txt")
+    assert r["kind"] == "gpu"
+    (gpu,) = r["summary"]["gpus"]
+    assert (gpu["index"], gpu["name"], gpu["power_w"], gpu["power_cap_w"]) == (
+        1,
+        "Tesla V100-PCIE...",
+        None,
+        None,
+    )
+
+
+@pytest.mark.xfail(
+    strict=True, reason="the gpu table reader (diagnose/__init__._gpu, parsers/gpu.py) says nothing of ERR!"
+)
+def test_an_err_cell_of_the_nvidia_smi_table_is_told():
+    r = analyse("f18_nvidia-smi-table-err-power-window-azhpc77.txt")
+    assert any("ERR!" in v["text"] for v in r["verdicts"])
+
+
+def test_nvidia_smi_csv_after_a_bare_windows_command_line_is_a_gpu_csv():
+    r = analyse("f18_nvidia-smi-csv-unknown-error-windows-mindminer627.txt")
+    assert r["kind"] == "gpu"
+
+
+@pytest.mark.xfail(strict=True, reason="parsers/gpu.parse_csv takes the bare command line for the header")
+def test_nvidia_smi_csv_after_a_bare_command_line_gives_its_row():
+    r = analyse("f18_nvidia-smi-csv-unknown-error-windows-mindminer627.txt")
+    (row,) = r["summary"]["csv"]
+    assert (row["utilization.gpu"], row["power.draw"]) == (100.0, 228.82)
+
+
+def test_a_docker_ps_table_row_is_read_by_its_container_id():
+    r = analyse("f18_docker-ps-table-restarting-minus1-moby20400.txt")
+    assert r["kind"] == "docker-ps"
+    assert r["summary"]["containers"][0]["CONTAINER ID"] == "78d87d7f4ac8"
+
+
+@pytest.mark.xfail(
+    strict=True, reason="parsers/docker_text cuts cells at the header's columns; this row is not aligned"
+)
+def test_a_docker_ps_row_not_aligned_with_its_header_keeps_its_status():
+    r = analyse("f18_docker-ps-table-restarting-minus1-moby20400.txt")
+    assert r["summary"]["containers"][0]["STATUS"] == "Restarting (-1) About an hour ago"
+
+
+def test_docker_ps_rows_without_their_header_name_exit_137_and_only_it():
+    """Rows pasted without the table's header: the knowledge base names the killed containers
+    (Exited (137)); rows that exited 0 or 1 are no failure."""
+    r = analyse("f18_docker-ps-table-exited137-rows-no-header-codalab2348.txt")
+    assert [f["id"] for f in r["findings"]] == ["docker.oom_killed"]
+    assert r["verdicts"][0]["code"] == "docker.oom_killed"
+    quiet = analyse("f18_docker-ps-table-exited-rows-no-header-moby12328.txt")
+    assert quiet["findings"] == [] and "not_recognised" not in quiet
+
+
+@pytest.mark.xfail(strict=True, reason="parsers/docker_text reads a table only after its header")
+def test_docker_ps_rows_without_their_header_are_a_docker_ps_table():
+    r = analyse("f18_docker-ps-table-exited137-rows-no-header-codalab2348.txt")
+    assert r["kind"] == "docker-ps" and len(r["summary"]["containers"]) == 7

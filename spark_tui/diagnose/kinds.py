@@ -13,6 +13,18 @@ KINDS = ("nccl", "vllm", "gpu", "netif", "ibstat", "gids", "docker-ps") + FORMAT
 CSV_CELL = re.compile(
     r"^(?:\[N/A\]|\[Not Supported\]|N/A|Not Supported|-?[\d.]+(?: ?(?:MiB|%|W|C|MHz))?|GPU-[\w.-]+|[\w/.:-]+(?: [\w/.:-]+)*)$"
 )
+# A GPU's rows in the nvidia-smi table, whatever its name (`Tesla V100-PCIE...`, `GeForce GTX 1080`):
+# `|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |` and `| N/A   29C    P0   ERR! / 250W |`,
+# also in a window of the table without its header.
+SMI_ROW = re.compile(
+    r"^\|\s+\d+\s+\S[^|\n]*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d"
+    r"|^\|\s*(?:\d+%|N/A|ERR!)\s+(?:\d+C|N/A|ERR!)\s+(?:P\d+|ERR!)\s",
+    re.M,
+)
+# nvidia-smi's own command line pasted bare (Windows' `nvidia-smi.exe`, a path before it)
+SMI_COMMAND = re.compile(r'^"?(?:[\w:.~/\\ -]*[/\\])?nvidia-smi(?:\.exe)?"?(?:\s|$)', re.I)
+# a `--query-gpu` CSV header: `name, utilization.gpu [%], power.draw [W]`
+CSV_HEADER_CELL = re.compile(r"^[a-z_]+(?:\.[a-z_]+)*(?: \[[^\]]{1,8}\])?$")
 VLLM_MARKS = (
     "(APIServer pid=",
     "(EngineCore",
@@ -54,8 +66,11 @@ def detect(cleaned: Cleaned) -> str:
     if (
         "NVIDIA-SMI" in head
         or re.search(r"^\|\s+\d+\s+NVIDIA", head, re.M)
+        or SMI_ROW.search(head)
         or "memory.used" in head
         or "process_name" in head
+        or SMI_COMMAND.match(head.lstrip())
+        or any(_csv_header(line) for line in head.splitlines()[:8])
         or _gpu_csv(head)
     ):
         return "gpu"
@@ -70,6 +85,17 @@ def detect(cleaned: Cleaned) -> str:
     ) and "NCCL INFO" not in head:
         return "netif"
     return _log_kind(head)
+
+
+def _csv_header(line: str) -> bool:
+    """A `--query-gpu` / `--query-compute-apps` header: field names, one at least dotted or one
+    nvidia-smi names alone (pid, process_name), each perhaps with its unit."""
+    cells = [c.strip() for c in line.split(",")]
+    return (
+        len(cells) >= 2
+        and all(CSV_HEADER_CELL.match(c) for c in cells)
+        and any("." in c or c in ("pid", "process_name", "used_memory", "gpu_uuid") for c in cells)
+    )
 
 
 def _gpu_csv(head: str) -> bool:
