@@ -55,8 +55,22 @@ def read_ethtool(c: Cleaned) -> dict:
         elif speed and speeds and speed < max(speeds):
             figures = {"netdev": netdev, "speed_gbps": speed / 1000, "max_gbps": max(speeds) / 1000}
             findings.append(matcher.named("link.speed_below_rate", figures, line))
-        elif speed:
+        elif speed and speeds and speed > max(speeds):
+            verdicts.append(
+                verdict(
+                    "ok",
+                    f"{netdev}: {speed / 1000:g} Gb/s, above the modes the driver lists (up to {max(speeds) / 1000:g} Gb/s)",
+                )
+            )
+        elif speed and speeds:
             verdicts.append(verdict("ok", f"{netdev}: {speed / 1000:g} Gb/s, the port's best supported mode"))
+        elif speed:
+            verdicts.append(
+                verdict(
+                    "ok",
+                    f"{netdev}: {speed / 1000:g} Gb/s; the port lists no link modes (a virtual port, or a driver that reports none)",
+                )
+            )
         elif port["link_detected"]:
             verdicts.append(
                 verdict(
