@@ -730,3 +730,65 @@ def test_docker_ps_rows_without_their_header_name_exit_137_and_only_it():
 def test_docker_ps_rows_without_their_header_are_a_docker_ps_table():
     r = analyse("f18_docker-ps-table-exited137-rows-no-header-codalab2348.txt")
     assert r["kind"] == "docker-ps" and len(r["summary"]["containers"]) == 7
+
+
+def test_ethtool_of_a_virtual_port_without_link_modes_is_not_called_its_best_mode():
+    """A pod's veth: 10000Mb/s, 'Not reported' modes, the WoL refusal among the fields."""
+    r = analyse("f18_ethtool-veth-10g-wol-refusal-prompt-k8srdma30.txt")
+    assert r["kind"] == "ethtool" and r["command"] == "ethtool eth0"
+    (port,) = r["summary"]["ports"]
+    assert (port["speed_mbps"], port["max_supported_mbps"], port["link_detected"]) == (10000, None, True)
+    (v,) = r["verdicts"]
+    assert v["level"] == "ok" and "lists no link modes" in v["text"] and "best" not in v["text"]
+
+
+def test_ethtool_i_of_a_veth_has_no_firmware_and_no_bus():
+    r = analyse("f18_ethtool-i-veth-empty-firmware-bus-prompt-k8srdma30.txt")
+    assert r["kind"] == "ethtool-i"
+    assert r["summary"] == {
+        "netdev": "eth0",
+        "driver": "veth",
+        "version": "1.0",
+        "firmware": None,
+        "bus": None,
+    }
+
+
+def test_show_gids_with_its_prompt_gives_the_roce_v2_ipv4_index():
+    r = analyse("f18_gids-cx6-ipv4-at-5-prompt-spectrumscale4.txt")
+    assert r["kind"] == "gids" and r["command"] == "show_gids mlx5_0"
+    assert r["summary"]["roce_v2_index"] == {"mlx5_0": 5}
+    assert len(r["summary"]["gids"]) == 6
+    assert (
+        r["verdicts"][0]["text"]
+        == "mlx5_0: RoCE v2 GID with IPv4 at index 5 (NCCL_IB_GID_INDEX=5 selects it)"
+    )
+
+
+def test_show_gids_that_found_none_is_a_gids_paste_without_gids():
+    r = analyse("f18_gids-none-found-prompt-k8srdma30.txt")
+    assert r["kind"] == "gids" and r["summary"] == {"gids": [], "roce_v2_index": {}}
+
+
+@pytest.mark.xfail(
+    strict=True, reason="the gids reader (diagnose/__init__._gids) says nothing when no GID is found"
+)
+def test_show_gids_that_found_none_warns_that_nccl_has_no_roce_gid():
+    r = analyse("f18_gids-none-found-prompt-k8srdma30.txt")
+    assert any(v["level"] in ("warn", "error") for v in r["verdicts"])
+
+
+def test_a_docker_ps_table_after_other_commands_of_a_session_is_a_docker_ps_table():
+    """`$ docker run`, `$ docker ps -a`, `$ docker stop`, `$ docker ps -a`: the first command is
+    not the table's, the table's header says what the paste is."""
+    r = analyse("f18_docker-ps-table-exited0-prompt-session-vic5610.txt")
+    assert r["kind"] == "docker-ps"
+    assert r["summary"]["containers"][0]["STATUS"] == "Up 15 seconds"
+
+
+@pytest.mark.xfail(
+    strict=True, reason="parsers/docker_text reads one header: a second table's header becomes a row"
+)
+def test_each_docker_ps_table_of_a_session_is_read_by_its_own_header():
+    r = analyse("f18_docker-ps-table-exited0-prompt-session-vic5610.txt")
+    assert [c["STATUS"] for c in r["summary"]["containers"]] == ["Up 15 seconds", "Exited (0) 12 seconds ago"]

@@ -25,6 +25,7 @@ SMI_ROW = re.compile(
 SMI_COMMAND = re.compile(r'^"?(?:[\w:.~/\\ -]*[/\\])?nvidia-smi(?:\.exe)?"?(?:\s|$)', re.I)
 # a `--query-gpu` CSV header: `name, utilization.gpu [%], power.draw [W]`
 CSV_HEADER_CELL = re.compile(r"^[a-z_]+(?:\.[a-z_]+)*(?: \[[^\]]{1,8}\])?$")
+PS_HEADER = re.compile(r"^(?:CONTAINER ID|NAMES)\s{2,}.*\bIMAGE\b", re.M)
 VLLM_MARKS = (
     "(APIServer pid=",
     "(EngineCore",
@@ -76,6 +77,10 @@ def detect(cleaned: Cleaned) -> str:
         return "gpu"
     first = head.lstrip().split("\n", 1)[0]
     if re.match(r"^(?:CONTAINER ID|NAMES)\s{2,}", first) and "IMAGE" in first:
+        return "docker-ps"
+    # the table after other commands of a session (`$ docker run ...`, then `$ docker ps -a`),
+    # when no log line of vLLM or NCCL says the paste is a log that quotes a table
+    if PS_HEADER.search(head) and not any(m in head for m in VLLM_MARKS) and "NCCL" not in head:
         return "docker-ps"
     if (
         " ==> " in head
