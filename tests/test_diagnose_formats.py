@@ -482,6 +482,15 @@ def test_an_unhealthy_containers_last_check_output_is_told_on_one_line():
             "f17_docker-ps-json-compose-ps-jq-nerdctl1567.txt",
             [("compose-ps-json-db-1", None, "running"), ("compose-ps-json-wordpress-1", None, "running")],
         ),
+        # f18: `--format '{{ json .}}'` (a space in the template) of 2022, Labels with \u003c escapes
+        (
+            "f18_docker-ps-json-format-template-3-lines-cli2936.txt",
+            [
+                ("stupefied_kirch", "fedora:35", "running"),
+                ("foo", "nginx:alpine", "running"),
+                ("keen_dubinsky", "quay.io/goswagger/swagger:0.7.4", "running"),
+            ],
+        ),
     ],
 )
 def test_docker_ps_json_of_any_version_lists_its_containers(name, rows):
@@ -792,3 +801,37 @@ def test_a_docker_ps_table_after_other_commands_of_a_session_is_a_docker_ps_tabl
 def test_each_docker_ps_table_of_a_session_is_read_by_its_own_header():
     r = analyse("f18_docker-ps-table-exited0-prompt-session-vic5610.txt")
     assert [c["STATUS"] for c in r["summary"]["containers"]] == ["Up 15 seconds", "Exited (0) 12 seconds ago"]
+
+
+def test_ibdev2netdev_with_a_prompt_names_each_port_up_or_down_and_a_down_port_beside_an_up_one_is_info():
+    r = analyse("f18_netif-ibdev2netdev-bond-up-down-prompt-stepmesh15.txt")
+    assert r["kind"] == "netif" and r["command"] == "ibdev2netdev"
+    assert [(m["device"], m["netdev"], m["state"]) for m in r["summary"]["roce"]][:3] == [
+        ("mlx5_0", "ibs108", "Down"),
+        ("mlx5_1", "ens12f0np0", "Up"),
+        ("mlx5_2", "ens12f1np1", "Up"),
+    ]
+    assert len(r["summary"]["roce"]) == 7
+    assert [v["level"] for v in r["verdicts"]] == ["info", "ok", "ok", "info", "info", "info", "ok"]
+
+
+def test_the_nvidia_smi_table_of_a_dgx_spark_reads_its_gb10_and_says_memory_is_unified():
+    r = analyse("f18_nvidia-smi-table-gb10-580-not-supported-arctictraining345.txt")
+    assert r["kind"] == "gpu"
+    s = r["summary"]
+    assert (s["driver"], s["cuda"]) == ("580.126.09", "13.0")
+    (gpu,) = s["gpus"]
+    assert (
+        gpu["name"],
+        gpu["temperature_c"],
+        gpu["power_w"],
+        gpu["power_cap_w"],
+        gpu["memory_supported"],
+    ) == (
+        "NVIDIA GB10",
+        36.0,
+        3.0,
+        None,
+        False,
+    )
+    assert "normal on GB10" in r["verdicts"][0]["text"]
