@@ -835,3 +835,39 @@ def test_the_nvidia_smi_table_of_a_dgx_spark_reads_its_gb10_and_says_memory_is_u
         False,
     )
     assert "normal on GB10" in r["verdicts"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "name, keys, verdict",
+    [
+        # starts two levels deep (PCI link generation): the sections after it nest by their own indent
+        (
+            "f18_gpu-q-window-p2-unknown-reason-active-mcx18.txt",
+            {
+                "Link Width/Current": "8x",
+                "Bridge Chip/Type": "N/A",
+                "Performance State": "P2",
+                "clock_event_reasons_active": ["Unknown"],
+                "memory_total_mib": 6143.0,
+            },
+            "GPU (part of nvidia-smi -q): memory 144 MiB used of 6143 MiB; clock-event reasons active: Unknown",
+        ),
+        # a recent driver's sections (Conf Compute, JPEG/OFA), the window inside FB Memory Usage
+        (
+            "f18_gpu-q-window-570-conf-compute-dram-encryption-ogkm874.txt",
+            {
+                "Conf Compute Protected Memory Usage/Total": "0 MiB",
+                "Utilization/OFA": "0 %",
+                "memory_used_mib": 20294.0,
+                "memory_total_mib": 46068.0,
+            },
+            "GPU (part of nvidia-smi -q): memory 20294 MiB used of 46068 MiB",
+        ),
+    ],
+)
+def test_a_window_of_nvidia_smi_q_keeps_its_sections_nesting_and_tells_its_memory(name, keys, verdict):
+    r = analyse(name)
+    assert r["kind"] == "gpu-q"
+    (gpu,) = r["summary"]["gpus"]
+    assert {k: gpu[k] for k in keys} == keys
+    assert [(v["level"], v["text"]) for v in r["verdicts"]] == [("ok", verdict)]

@@ -55,6 +55,14 @@ GPU_Q_KEYS = (
     "Persistence Mode",
     "GPU UUID",
     "VBIOS Version",
+    "Product Name",
+    "Product Brand",
+    "Minor Number",
+    "Fan Speed",
+    "Compute Mode",
+    "Encoder Stats",
+    "FBC Stats",
+    "Conf Compute Protected Memory Usage",
 )
 GPU_Q_LINE = re.compile(r"^[ \t]+(" + "|".join(GPU_Q_KEYS) + r")[ \t]*(?::|$)", re.M)
 
@@ -123,7 +131,9 @@ def _gpu_figures(g: dict) -> dict:
 def read_gpu_q(c: Cleaned) -> dict:
     top: dict[str, str] = {}
     gpus: list[dict] = []
-    section: list[str] = []
+    # the open sections, each with its indent: a key belongs to those indented less than it (a
+    # window that starts deep inside a section, or a paste re-indented as a block, keeps its nesting)
+    section: list[tuple[int, str]] = []
     headless = "NVSMI LOG" not in c.text  # a window or a grep: its sections belong to one GPU
     for indent, key, value in _key_values(c.text):
         if GPU_SECTION.fullmatch(key):
@@ -132,12 +142,11 @@ def read_gpu_q(c: Cleaned) -> dict:
             continue
         if headless and indent and not gpus:
             gpus.append({"bus_id": None})
-        depth = indent // 4
-        section = section[: max(depth - 1, 0)]
+        section = [(i, k) for i, k in section if i < indent]
         if not value:
-            section.append(key)
+            section.append((indent, key))
             continue
-        name = "/".join(section + [key])
+        name = "/".join([k for _, k in section] + [key])
         (gpus[-1] if gpus and indent else top)[name] = value
     for g in gpus:
         g.update(_gpu_figures(g))
@@ -205,6 +214,13 @@ def read_gpu_q(c: Cleaned) -> dict:
                 )
                 if g[key] is not None
             ]
+            if g["memory_total_mib"] is not None:
+                used = g["memory_used_mib"]
+                shown.append(
+                    f"memory {used:g} MiB used of {g['memory_total_mib']:g} MiB"
+                    if used is not None
+                    else f"memory {g['memory_total_mib']:g} MiB"
+                )
             if g["clock_event_reasons_active"]:
                 shown.append("clock-event reasons active: " + ", ".join(g["clock_event_reasons_active"]))
             verdicts.append(
