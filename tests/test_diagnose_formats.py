@@ -871,3 +871,39 @@ def test_a_window_of_nvidia_smi_q_keeps_its_sections_nesting_and_tells_its_memor
     (gpu,) = r["summary"]["gpus"]
     assert {k: gpu[k] for k in keys} == keys
     assert [(v["level"], v["text"]) for v in r["verdicts"]] == [("ok", verdict)]
+
+
+def test_a_docker_inspect_with_a_quote_marker_at_both_ends_of_every_line_is_read():
+    """A broken quote-reply: '> ' before and after every line; the command named in the prose."""
+    r = analyse("f18_docker-inspect-quoted-markers-at-both-ends-memcached100.txt")
+    assert r["kind"] == "docker-inspect"
+    (c,) = r["summary"]["containers"]
+    assert (c["name"], c["status"], c["exit_code"], c["oom_killed"]) == ("26e267333903", "exited", 137, False)
+    assert r["verdicts"][0]["code"] == "docker.oom_killed" and "not_recognised" not in r
+
+
+def test_a_state_object_after_a_sentence_names_a_segfault_exit_139():
+    r = analyse("f18_docker-inspect-state-exit139-after-prose-argo9415.txt")
+    assert r["kind"] == "docker-inspect"
+    (c,) = r["summary"]["containers"]
+    assert (c["status"], c["exit_code"], c["oom_killed"]) == ("exited", 139, False)
+    assert r["findings"][0]["id"] == "docker.container_crashed"
+    assert r["findings"][0]["figures"] == {"code": 139, "code_name": "SIGSEGV, a segmentation fault"}
+
+
+def test_a_docker_ps_table_under_a_two_line_prompt_is_read():
+    r = analyse("f18_docker-ps-table-two-line-prompt-cut-cosmos139.txt")
+    assert r["kind"] == "docker-ps" and r["command"] == "docker ps"
+    (c,) = r["summary"]["containers"]
+    assert (c["NAMES"], c["STATUS"], c["IMAGE"]) == (
+        "cosmos-self-updater-agent",
+        "Up Less than a second",
+        "azukaar/docker-self-updater:latest",
+    )
+
+
+def test_lines_ending_with_a_tag_are_not_taken_for_quote_markers():
+    from spark_tui.diagnose.formats.values import unmarked
+
+    xml = "<gpu>\n<fan_speed>0 %</fan_speed>\n<performance_state>P8</performance_state>\n</gpu>\n"
+    assert unmarked(xml) == xml

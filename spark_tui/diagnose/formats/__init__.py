@@ -22,7 +22,7 @@ from spark_tui.diagnose.formats.ethtool import SETTINGS, read_ethtool, read_etht
 from spark_tui.diagnose.formats.gpu_q import gpu_section_lines, read_gpu_q
 from spark_tui.diagnose.formats.ip_json import read_ip_json
 from spark_tui.diagnose.formats.ray_nodes import is_python_nodes, ray_table_header, read_ray_nodes
-from spark_tui.diagnose.formats.values import json_objects
+from spark_tui.diagnose.formats.values import json_objects, unmarked
 from spark_tui.diagnose.paste import Cleaned
 
 FORMAT_KINDS = ("gpu-q", "ethtool", "ethtool-i", "docker-inspect", "docker-ps-json", "ray-nodes", "ip-json")
@@ -55,8 +55,7 @@ def detect_format(c: Cleaned) -> str | None:
         return "ip-json"
     if PS_COMMAND.match(cmd):
         return "docker-ps-json"
-    text = c.text.strip()
-    head = text[:20_000]
+    head = unmarked(c.text.strip()[:20_000])
     if "==============NVSMI LOG==============" in head:
         return "gpu-q"
     settings = SETTINGS.search(head)

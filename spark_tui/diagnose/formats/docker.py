@@ -7,7 +7,14 @@ from __future__ import annotations
 import re
 import shlex
 
-from spark_tui.diagnose.formats.values import braced, json_objects, load_json, pasted_command, verdict
+from spark_tui.diagnose.formats.values import (
+    braced,
+    json_objects,
+    load_json,
+    pasted_command,
+    unmarked,
+    verdict,
+)
 from spark_tui.diagnose.paste import Cleaned
 
 STATE_KEYS = {
@@ -158,7 +165,7 @@ def _inspected(cmd: str) -> str:
 def read_docker_inspect(c: Cleaned) -> dict:
     containers = []
     verdicts = []
-    rows = _inspect_rows(c.text)
+    rows = _inspect_rows(unmarked(c.text))
     named = _inspected(pasted_command(c)) if len(rows) == 1 else ""
     for r in rows:
         state = r.get("State") or {}
@@ -258,7 +265,7 @@ def _ps_rows(text: str) -> list[dict]:
 
 def read_docker_ps_json(c: Cleaned) -> dict:
     containers = []
-    for r in _ps_rows(c.text):
+    for r in _ps_rows(unmarked(c.text)):
         status = str(r.get("Status") or "")
         code = r.get("ExitCode")
         m = re.search(r"Exited \((\d+)\)", status)

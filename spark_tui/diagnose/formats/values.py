@@ -8,6 +8,19 @@ import re
 
 from spark_tui.diagnose.paste import Cleaned
 
+# a quote marker left at the end of each line (`    "ExitCode": 137,> `): a quote-reply gone wrong
+TRAILING_MARK = re.compile(r"[ \t]*>[ \t]+$")
+
+
+def unmarked(text: str) -> str:
+    """The paste without the '> ' a broken quote-reply left at the end of (nearly) every line."""
+    lines = text.splitlines()
+    full = [line for line in lines if line.strip()]
+    marked = sum(1 for line in full if TRAILING_MARK.search(line))
+    if len(full) < 3 or marked < 0.8 * len(full):
+        return text
+    return "\n".join(TRAILING_MARK.sub("", line) for line in lines)
+
 
 def json_values(text: str) -> list:
     """Every JSON value a paste holds, each starting a line (after a prompt, a sentence or a
