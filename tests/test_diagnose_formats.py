@@ -907,3 +907,36 @@ def test_lines_ending_with_a_tag_are_not_taken_for_quote_markers():
 
     xml = "<gpu>\n<fan_speed>0 %</fan_speed>\n<performance_state>P8</performance_state>\n</gpu>\n"
     assert unmarked(xml) == xml
+
+
+def test_ethtool_and_ethtool_i_in_one_paste_give_the_ports_speed_and_its_driver():
+    """VyOS' `show interfaces ethernet eth4 physical` behind an obfuscated prompt: ethtool, its
+    'netlink error' (left not recognised, honestly), then the driver's fields."""
+    r = analyse("f18_ethtool-then-ethtool-i-vyos-obfuscated-prompt-bpir4-1.txt")
+    assert r["kind"] == "ethtool"
+    (port,) = r["summary"]["ports"]
+    assert (port["netdev"], port["speed_mbps"], port["max_supported_mbps"], port["link_detected"]) == (
+        "eth4",
+        10000,
+        10000,
+        True,
+    )
+    assert r["summary"]["driver"] == {
+        "netdev": "eth4",
+        "driver": "mtk_soc_eth",
+        "version": "6.18.0-vyos",
+        "firmware": None,
+        "bus": "15100000.ethernet",
+    }
+    assert [f["id"] for f in r["findings"]] == ["link.driver_firmware"]
+    assert r["not_recognised"] == ["netlink error: Operation not supported"]
+
+
+def test_ibstat_after_ibwarn_debug_lines_reads_both_ports_and_a_disabled_port_beside_an_active_one_is_info():
+    r = analyse("f18_ibstat-mlx4-after-ibwarn-debug-lines-rdmacore847.txt")
+    assert r["kind"] == "ibstat"
+    assert [(p["port"], p["state"], p["physical_state"], p["rate"]) for p in r["summary"]["ports"]] == [
+        (1, "Down", "Disabled", "10"),
+        (2, "Active", "LinkUp", "56"),
+    ]
+    assert [v["level"] for v in r["verdicts"]] == ["info", "ok"] and r["findings"] == []

@@ -86,10 +86,19 @@ def read_ethtool(c: Cleaned) -> dict:
                 )
             )
     verdicts = [finding_verdict(f) for f in findings] + verdicts
-    return {"summary": {"ports": ports}, "verdicts": verdicts, "findings": [f.as_dict() for f in findings]}
+    summary: dict[str, object] = {"ports": ports}
+    found = [f.as_dict() for f in findings]
+    if re.search(r"^driver: \S+", c.text, re.M) and "bus-info:" in c.text:
+        # `ethtool -i` in the same paste (VyOS' `show interfaces ethernet X physical` prints both):
+        # the driver and firmware of the port, named by the one port shown
+        info = read_ethtool_i(c, ports[0]["netdev"] if len(ports) == 1 else "this port")
+        summary["driver"] = info["summary"]
+        verdicts += info["verdicts"]
+        found += info["findings"]
+    return {"summary": summary, "verdicts": verdicts, "findings": found}
 
 
-def read_ethtool_i(c: Cleaned) -> dict:
+def read_ethtool_i(c: Cleaned, unnamed: str = "this port") -> dict:
     # Several `ethtool -i` runs in one paste: a port per `driver:` line, named by the run before it
     names = [m.group(1) for m in re.finditer(r"ethtool -i (\S+)", "\n".join(c.commands) + "\n" + c.text)]
     blocks = re.split(r"^(?=driver:)", c.text, flags=re.M)[1:]
@@ -98,7 +107,7 @@ def read_ethtool_i(c: Cleaned) -> dict:
     for i, block in enumerate(blocks):
         fields = dict(re.findall(r"^([\w-]+):[ \t]*(.*?)\s*$", block, re.M))
         figures = {
-            "netdev": names[i] if i < len(names) else "this port",
+            "netdev": names[i] if i < len(names) else unnamed,
             "driver": fields.get("driver") or None,
             "version": fields.get("version") or None,
             "firmware": fields.get("firmware-version") or None,
