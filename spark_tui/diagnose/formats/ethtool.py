@@ -91,7 +91,7 @@ def read_ethtool(c: Cleaned) -> dict:
     if re.search(r"^driver: \S+", c.text, re.M) and "bus-info:" in c.text:
         # `ethtool -i` in the same paste (VyOS' `show interfaces ethernet X physical` prints both):
         # the driver and firmware of the port, named by the one port shown
-        info = read_ethtool_i(c, ports[0]["netdev"] if len(ports) == 1 else "this port")
+        info = read_ethtool_i(c, str(ports[0]["netdev"]) if len(ports) == 1 else "this port")
         summary["driver"] = info["summary"]
         verdicts += info["verdicts"]
         found += info["findings"]
