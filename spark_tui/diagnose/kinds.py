@@ -21,8 +21,12 @@ SMI_ROW = re.compile(
     r"|^\|\s*(?:\d+%|N/A|ERR!)\s+(?:\d+C|N/A|ERR!)\s+(?:P\d+|ERR!)\s",
     re.M,
 )
-# nvidia-smi's own command line pasted bare (Windows' `nvidia-smi.exe`, a path before it)
-SMI_COMMAND = re.compile(r'^"?(?:[\w:.~/\\ -]*[/\\])?nvidia-smi(?:\.exe)?"?(?:\s|$)', re.I)
+# nvidia-smi's table or CSV command line pasted bare (Windows' `nvidia-smi.exe`, a path before
+# it); not `nvidia-smi topo -m` or another subcommand, whose output is no GPU table
+SMI_COMMAND = re.compile(
+    r'^"?(?:[\w:.~/\\ -]*[/\\])?nvidia-smi(?:\.exe)?"?(?:[ \t]*$|[ \t][^\n]*--query-(?:gpu|compute-apps)=)',
+    re.I | re.M,
+)
 # a `--query-gpu` CSV header: `name, utilization.gpu [%], power.draw [W]`
 CSV_HEADER_CELL = re.compile(r"^[a-z_]+(?:\.[a-z_]+)*(?: \[[^\]]{1,8}\])?$")
 PS_HEADER = re.compile(r"^(?:CONTAINER ID|NAMES)\s{2,}.*\bIMAGE\b", re.M)
