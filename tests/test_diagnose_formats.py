@@ -507,6 +507,8 @@ def test_docker_ps_json_of_any_version_lists_its_containers(name, rows):
         ("f17_not-docker-ps-podman-compose-ls-python-dicts-podmancompose1334.txt", "vllm"),
         # plain `ip addr` stays the netif reader's
         ("f17_not-ip-json-plain-ip-addr-iproute2mac62.txt", "netif"),
+        # f18: networkctl's JSON of an interface (Name, Index, no ifname) is no `ip -j`
+        ("f18_not-ip-json-networkctl-json-pretty-systemd39047.txt", "vllm"),
     ],
 )
 def test_a_paste_that_only_looks_like_a_format_is_not_taken_for_it(name, kind):
