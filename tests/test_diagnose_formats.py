@@ -689,13 +689,10 @@ def test_a_window_of_the_nvidia_smi_table_without_header_is_a_gpu_table():
         1,
         "Tesla V100-PCIE...",
         None,
-        None,
+        250.0,
     )
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the gpu table reader (diagnose/__init__._gpu, parsers/gpu.py) says nothing of ERR!"
-)
 def test_an_err_cell_of_the_nvidia_smi_table_is_told():
     r = analyse("f18_nvidia-smi-table-err-power-window-azhpc77.txt")
     assert any("ERR!" in v["text"] for v in r["verdicts"])
@@ -706,7 +703,6 @@ def test_nvidia_smi_csv_after_a_bare_windows_command_line_is_a_gpu_csv():
     assert r["kind"] == "gpu"
 
 
-@pytest.mark.xfail(strict=True, reason="parsers/gpu.parse_csv takes the bare command line for the header")
 def test_nvidia_smi_csv_after_a_bare_command_line_gives_its_row():
     r = analyse("f18_nvidia-smi-csv-unknown-error-windows-mindminer627.txt")
     (row,) = r["summary"]["csv"]
@@ -719,9 +715,6 @@ def test_a_docker_ps_table_row_is_read_by_its_container_id():
     assert r["summary"]["containers"][0]["CONTAINER ID"] == "78d87d7f4ac8"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="parsers/docker_text cuts cells at the header's columns; this row is not aligned"
-)
 def test_a_docker_ps_row_not_aligned_with_its_header_keeps_its_status():
     r = analyse("f18_docker-ps-table-restarting-minus1-moby20400.txt")
     assert r["summary"]["containers"][0]["STATUS"] == "Restarting (-1) About an hour ago"
@@ -737,7 +730,6 @@ def test_docker_ps_rows_without_their_header_name_exit_137_and_only_it():
     assert quiet["findings"] == [] and "not_recognised" not in quiet
 
 
-@pytest.mark.xfail(strict=True, reason="parsers/docker_text reads a table only after its header")
 def test_docker_ps_rows_without_their_header_are_a_docker_ps_table():
     r = analyse("f18_docker-ps-table-exited137-rows-no-header-codalab2348.txt")
     assert r["kind"] == "docker-ps" and len(r["summary"]["containers"]) == 7
@@ -781,9 +773,6 @@ def test_show_gids_that_found_none_is_a_gids_paste_without_gids():
     assert r["kind"] == "gids" and r["summary"] == {"gids": [], "roce_v2_index": {}}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the gids reader (diagnose/__init__._gids) says nothing when no GID is found"
-)
 def test_show_gids_that_found_none_warns_that_nccl_has_no_roce_gid():
     r = analyse("f18_gids-none-found-prompt-k8srdma30.txt")
     assert any(v["level"] in ("warn", "error") for v in r["verdicts"])
@@ -797,9 +786,6 @@ def test_a_docker_ps_table_after_other_commands_of_a_session_is_a_docker_ps_tabl
     assert r["summary"]["containers"][0]["STATUS"] == "Up 15 seconds"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="parsers/docker_text reads one header: a second table's header becomes a row"
-)
 def test_each_docker_ps_table_of_a_session_is_read_by_its_own_header():
     r = analyse("f18_docker-ps-table-exited0-prompt-session-vic5610.txt")
     assert [c["STATUS"] for c in r["summary"]["containers"]] == ["Up 15 seconds", "Exited (0) 12 seconds ago"]

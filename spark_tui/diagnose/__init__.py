@@ -203,9 +203,16 @@ def _gpu(c: Cleaned) -> dict:
             if not rows:
                 verdicts.append(_v("ok", "no process holds GPU memory"))
         elif rows:
-            na = [k for k in rows[0] if "memory" in k and rows[0][k] is None]
             verdicts.append(_v("ok", f"{len(rows)} GPU row(s)"))
-            if na or any(v is None for r in rows for v in r.values()):
+            unreadable = gpu.unreadable_csv_cells(c.text, fields)
+            for i, field, cell in unreadable:
+                verdicts.append(_unreadable(f"row {i + 1}", field, cell))
+            failed = {(i, field) for i, field, _ in unreadable}
+            if any(
+                ("memory" in k or k.startswith("field")) and v is None and (i, k) not in failed
+                for i, r in enumerate(rows)
+                for k, v in r.items()
+            ):
                 verdicts.append(
                     _v(
                         "ok",
@@ -213,6 +220,8 @@ def _gpu(c: Cleaned) -> dict:
                     )
                 )
     for g in table.gpus:
+        for field in g.unreadable:
+            verdicts.append(_unreadable(f"GPU {g.index} {g.name}", field, "ERR!"))
         if not g.memory_supported:
             verdicts.append(
                 _v(
@@ -229,6 +238,13 @@ def _gpu(c: Cleaned) -> dict:
                 )
             )
     return {"summary": data, "verdicts": verdicts}
+
+
+def _unreadable(gpu_: str, field: str, cell: str) -> dict:
+    return _v(
+        "warn",
+        f"{gpu_}: nvidia-smi could not read its {field} ({cell}): a sensor or the GPU itself does not answer the driver; look for Xid lines in dmesg (a GPU falling off the bus), reseat or service it if they repeat",
+    )
 
 
 def _csv_fields(c: Cleaned) -> tuple[list[str] | None, str]:
@@ -299,7 +315,14 @@ def _gids(c: Cleaned) -> dict:
         _v("ok", f"{dev}: RoCE v2 GID with IPv4 at index {i} (NCCL_IB_GID_INDEX={i} selects it)")
         for dev, i in index.items()
     ]
-    if gids and not index:
+    if not gids:
+        verdicts.append(
+            _v(
+                "warn",
+                "show_gids lists no GID: no RDMA device is visible here (in a container: /dev/infiniband and the host's network not passed in), so NCCL cannot use RoCE and falls back to sockets",
+            )
+        )
+    elif not index:
         verdicts.append(
             _v(
                 "warn",
@@ -324,6 +347,13 @@ def _docker_ps(c: Cleaned) -> dict:
                 _v(
                     "warn" if status.startswith("Up") else "ok",
                     f"{name} ({image}, {status or 'status unknown'}) looks like vLLM/Ray: on a Spark it shares the unified memory with a new load",
+                )
+            )
+        if status.startswith("Restarting"):
+            verdicts.append(
+                _v(
+                    "warn",
+                    f"{name} ({image}) is restarting: a crash loop; `docker logs {name}` shows why it exits",
                 )
             )
     if any(r.get("COMMAND", "").rstrip('"').endswith("…") for r in rows):

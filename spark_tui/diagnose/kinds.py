@@ -7,7 +7,7 @@ import re
 
 from spark_tui.diagnose.formats import FORMAT_KINDS, detect_format
 from spark_tui.diagnose.paste import Cleaned
-from spark_tui.parsers import nccl, rdma
+from spark_tui.parsers import docker_text, nccl, rdma
 
 KINDS = ("nccl", "vllm", "gpu", "netif", "ibstat", "gids", "docker-ps") + FORMAT_KINDS
 CSV_CELL = re.compile(
@@ -82,6 +82,9 @@ def detect(cleaned: Cleaned) -> str:
     first = head.lstrip().split("\n", 1)[0]
     if re.match(r"^(?:CONTAINER ID|NAMES)\s{2,}", first) and "IMAGE" in first:
         return "docker-ps"
+    rows = [line for line in head.splitlines()[:64] if line.strip()]
+    if rows and sum(bool(docker_text.PS_ROW.match(line)) for line in rows) >= 0.8 * len(rows):
+        return "docker-ps"  # `docker ps` rows pasted without their header
     # the table after other commands of a session (`$ docker run ...`, then `$ docker ps -a`),
     # when no log line of vLLM or NCCL says the paste is a log that quotes a table
     if PS_HEADER.search(head) and not any(m in head for m in VLLM_MARKS) and "NCCL" not in head:

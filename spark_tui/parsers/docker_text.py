@@ -15,19 +15,55 @@ def looks_like_inference(text: str) -> bool:
     return bool(INFERENCE.search(text))
 
 
+# `docker ps`'s header (the default table, or a `--format table` one starting at NAMES), a row that begins
+# with a container's short ID (rows pasted without their header), a shell prompt that ends a table.
+PS_HEADER = re.compile(r"^(?:CONTAINER ID|NAMES)\s")
+PS_ROW = re.compile(r"^[0-9a-f]{12}\s{2,}\S")
+PROMPT = re.compile(r"^(?:\S*[$#%>]\s|[\w.-]+@[\w.-]+[:\s])")
+DEFAULT_COLUMNS = ("CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS", "PORTS", "NAMES")
+
+
 def parse_ps_table(text: str) -> list[dict[str, str]]:
-    """Columns are found from the header's word positions; empty cells may be padded with spaces."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    # Anything before the header (a docker CLI warning, say) is not a row.
-    start = next((i for i, line in enumerate(lines) if re.match(r"^(?:CONTAINER ID|NAMES)\s", line)), 0)
-    lines = lines[start:]
-    if not lines:
-        return []
-    header = lines[0]
-    starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", header)]
-    names = [header[s:].split("  ")[0].strip() for s in starts]
-    rows = []
-    for line in lines[1:]:
-        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1], strict=True)]
-        rows.append(dict(zip(names, cells, strict=False)))
+    """Every `docker ps` table of a paste, each read by its own header (a shell session holds several, with
+    the commands between them), and rows pasted without a header read as the default columns.
+
+    Cells are found at the header's word positions (empty cells are padded with spaces); a row whose cells do
+    not start at those positions (a paste that lost spaces) is split at runs of 2+ spaces instead, docker's own
+    separator, when that gives the header's count of cells (or one fewer, the PORTS cell empty)."""
+    rows: list[dict[str, str]] = []
+    columns: tuple[list[int], list[str]] | None = None
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if PS_HEADER.match(line):
+            starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", line)]
+            columns = (starts, [line[s:].split("  ")[0].strip() for s in starts])
+            continue
+        if PROMPT.match(line):
+            columns = None  # a command: what follows is its output, not this table's rows
+            continue
+        if columns is None:
+            if not PS_ROW.match(line):
+                continue  # before any header: a row only when it starts with a container ID
+            rows.append(_split_cells(line, None, list(DEFAULT_COLUMNS)))
+            continue
+        if columns[1][0] == "CONTAINER ID" and not re.match(r"^[0-9a-f]{12}\s", line):
+            continue  # the default table's rows start with the container's ID: another command's output
+        rows.append(_split_cells(line, *columns))
     return rows
+
+
+def _split_cells(line: str, starts: list[int] | None, names: list[str]) -> dict[str, str]:
+    by_position = None
+    if starts is not None:
+        bounds = zip(starts, starts[1:] + [len(line) + 1], strict=True)
+        by_position = [line[a:b].strip() for a, b in bounds]
+        cuts_a_word = any(0 < s < len(line) and line[s - 1] != " " and line[s] != " " for s in starts[1:])
+        if not cuts_a_word and not any(re.search(r"\s{2,}", cell) for cell in by_position):
+            return dict(zip(names, by_position, strict=False))
+    cells = re.split(r"\s{2,}", line.strip())
+    if len(cells) == len(names) - 1 and "PORTS" in names:
+        cells.insert(names.index("PORTS"), "")
+    if len(cells) == len(names) or by_position is None:
+        return dict(zip(names, cells, strict=False))
+    return dict(zip(names, by_position, strict=False))

@@ -17,7 +17,8 @@ DRIVER = re.compile(
 )
 GPU_ROW = re.compile(r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s+\|")
 STATS_ROW = re.compile(
-    r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+)C\s+(?P<perf>P\d+)\s+(?P<power>\d+)W\s*/\s*(?P<cap>\S+)\s*\|\s*"
+    r"^\|\s*(?P<fan>\S+)\s+(?:(?P<temp>\d+)C|(?P<temp_err>ERR!|N/A))\s+(?P<perf>P\d+|ERR!)\s+"
+    r"(?:(?P<power>\d+)W|(?P<power_err>ERR!|N/A))\s*/\s*(?P<cap>\S+)\s*\|\s*"
     r"(?P<mem>(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|Not Supported|N/A)\s*\|\s*(?P<util>\d+)%"
 )
 PROC_ROW = re.compile(
@@ -46,6 +47,9 @@ class Gpu:
     memory_used_mib: float | None = None
     memory_total_mib: float | None = None
     memory_supported: bool = True
+    unreadable: list[str] = field(
+        default_factory=list
+    )  # what nvidia-smi printed as ERR!: its sensor read failed
 
     @property
     def is_gb10(self) -> bool:
@@ -97,8 +101,18 @@ def parse_table(text: str) -> GpuTable:
             continue
         m = STATS_ROW.match(line)
         if m and pending is not None:
-            pending.temperature_c = float(m.group("temp"))
-            pending.power_w = float(m.group("power"))
+            pending.temperature_c = float(m.group("temp")) if m.group("temp") else None
+            pending.power_w = float(m.group("power")) if m.group("power") else None
+            pending.unreadable = [
+                what
+                for what, cell in (
+                    ("fan", m.group("fan")),
+                    ("temperature", m.group("temp_err")),
+                    ("performance state", m.group("perf")),
+                    ("power draw", m.group("power_err")),
+                )
+                if cell == "ERR!"
+            ]
             cap = m.group("cap").rstrip("W")
             pending.power_cap_w = _number(cap) if cap else None
             pending.utilization_pct = float(m.group("util"))
@@ -133,38 +147,50 @@ def driver_failure(text: str) -> str | None:
     return m.group(0).strip() if m else None
 
 
+COMMAND_LINE = re.compile(r"^\s*(?:\S*[$#>]\s*)?(?:\S*/)?nvidia-smi(?:\.exe)?\s")
+UNREADABLE_CELLS = ("[Unknown Error]", "ERR!", "[GPU is lost]")
+
+
+TEXTUAL = ("name", "uuid", "gpu_uuid", "process_name", "driver_version", "compute_cap", "pci.bus_id")
+
+
+def _csv_cells(text: str, fields: list[str] | None) -> tuple[list[str], list[list[str]]]:
+    """(the field names, each row's cells) of `--query-*` CSV: rows of the query only."""
+    # The command line pasted without a prompt (`nvidia-smi.exe --query-gpu=... --format=csv`) is no row.
+    lines = [line for line in text.splitlines() if line.strip() and not COMMAND_LINE.match(line)]
+    if not lines:
+        return fields or [], []
+    if fields is None:
+        fields = [re.sub(r"\s*\[.*\]$", "", h.strip()) for h in lines[0].split(",")]
+        lines = lines[1:]
+    rows = [[c.strip() for c in line.split(",", len(fields) - 1)] for line in lines]
+    # Not a row of the query (an error message, a banner): never a half-filled GPU.
+    return fields, [cells for cells in rows if len(cells) == len(fields)]
+
+
 def parse_csv(text: str, fields: list[str] | None = None) -> list[dict[str, Any]]:
     """`--query-gpu` / `--query-compute-apps` CSV, with or without header and units.
 
     Without a header the caller passes the queried field names. Numeric cells become
     floats; `[N/A]`/`Not Supported` become None; other cells stay strings.
     """
-    rows = [line for line in text.splitlines() if line.strip()]
-    if not rows:
-        return []
-    if fields is None:
-        fields = [re.sub(r"\s*\[.*\]$", "", h.strip()) for h in rows[0].split(",")]
-        rows = rows[1:]
-    out = []
-    for row in rows:
-        cells = [c.strip() for c in row.split(",", len(fields) - 1)]
-        if len(cells) != len(fields):
-            continue  # not a row of the query (an error message, a banner): never a half-filled GPU
-        item: dict[str, Any] = {}  # str for textual fields, float | None for numbers
-        for name, cell in zip(fields, cells, strict=True):
-            num = _number(cell)
-            textual = name in (
-                "name",
-                "uuid",
-                "gpu_uuid",
-                "process_name",
-                "driver_version",
-                "compute_cap",
-                "pci.bus_id",
-            )
-            item[name] = cell if textual else num
-        out.append(item)
-    return out
+    names, rows = _csv_cells(text, fields)
+    return [
+        {name: cell if name in TEXTUAL else _number(cell) for name, cell in zip(names, cells, strict=True)}
+        for cells in rows
+    ]
+
+
+def unreadable_csv_cells(text: str, fields: list[str] | None = None) -> list[tuple[int, str, str]]:
+    """(row, field, cell) of every cell nvidia-smi could not read (`[Unknown Error]`, `ERR!`): parse_csv
+    reads them as no value, like `[N/A]`, but a sensor that fails to answer is no field a GPU lacks."""
+    names, rows = _csv_cells(text, fields)
+    return [
+        (i, name, cell)
+        for i, cells in enumerate(rows)
+        for name, cell in zip(names, cells, strict=True)
+        if cell in UNREADABLE_CELLS
+    ]
 
 
 @dataclass
