@@ -231,12 +231,18 @@ def test_a_line_that_starts_a_record_is_never_taken_for_the_rest_of_a_wrapped_on
 
 
 def test_a_paste_that_shows_no_wrap_keeps_its_lines():
-    """Only a paste with several lines exactly 80 wide and none wider is unwrapped: every other paste
-    keeps each of its lines (an nvidia-smi table, a df listing, a long vLLM config line)."""
-    for name in NAMES:
-        lines = (PASTES / f"{name}.txt").read_text().replace("\r", "\n").splitlines()
-        if "wrapped-80-columns" not in name:
-            assert unwrap(lines) == lines, name
+    """Only a paste with several lines exactly 80 wide and none wider is unwrapped, and of it only
+    lines that do not begin a record: every other real sample keeps each of its lines (an nvidia-smi
+    table, a df listing, a long vLLM config line, aligned rows 80 wide such as nvitop's NVML probe)."""
+    samples = [p for d in ("pastes", "failures", "held_out") for p in sorted((DATA / d).rglob("*.txt"))]
+    samples += sorted((DATA / "failures").glob("*.log"))
+    assert len(samples) > 300
+    for path in samples:
+        lines = path.read_text(encoding="utf-8", errors="replace").replace("\r", "\n").splitlines()
+        if "wrapped-80-columns" not in path.name:
+            assert unwrap(lines) == lines, path.name
+    rows = (DATA / "failures" / "t16a_nvml_not_supported_gb10_probe.log").read_text().splitlines()
+    assert [len(line) for line in rows].count(WRAP_WIDTH) == 2
 
 
 def test_a_flashinfer_arch_check_is_named_as_the_missing_architecture_not_an_old_gpu():

@@ -45,6 +45,9 @@ RECORD_START = re.compile(
     r"^(?:\s*$|\(\w[\w ]*(?:pid|rank)=|[\[|+]|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
     r"|\d{4}-\d\d-\d\d|Traceback|\s+File \")"
 )
+# A line that begins as the one before it does (`nvmlDeviceGetMemoryInfo    -> ...` then
+# `nvmlDeviceGetMemoryInfo_v2 -> ...`, both 80 wide) is the next row, not the rest of a wrapped one.
+ROW_START = 8
 
 
 @dataclass
@@ -95,13 +98,18 @@ def unwrap(lines: list[str]) -> list[str]:
     if not widths or max(widths) != WRAP_WIDTH or widths.count(WRAP_WIDTH) < 2:
         return lines
     out: list[str] = []
-    tail = 0  # the width of the physical line that ends out[-1]
+    last = ""  # the physical line that ends out[-1]
     for line in lines:
-        if out and tail in (WRAP_WIDTH, WRAP_WIDTH - 1) and not RECORD_START.match(line):
-            out[-1] += ("" if tail == WRAP_WIDTH else " ") + line
+        if (
+            out
+            and len(last) in (WRAP_WIDTH, WRAP_WIDTH - 1)
+            and not RECORD_START.match(line)
+            and line[:ROW_START] != last[:ROW_START]  # aligned rows of one table or logger, full width each
+        ):
+            out[-1] += ("" if len(last) == WRAP_WIDTH else " ") + line
         else:
             out.append(line)
-        tail = len(line)
+        last = line
     return out
 
 
