@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from spark_tui import diagnose
-from spark_tui.diagnose.paste import clean
+from spark_tui.diagnose.paste import WRAP_WIDTH, clean, unwrap
 from spark_tui.knowledge import table
 from tests.held_out import named
 from tests.helpers import DATA
@@ -53,6 +53,36 @@ FILES = (
     "d17_vllm-oom-serving-club3090-16.txt",
     "d17_vllm-startup-free-memory-dockerode811.txt",
     "d17_vllm-triton-ptx-version-sm120a-nixpkgs406675.txt",
+    "d18_cuda-device-busy-then-chatglm-load-failed-gptacademic1194.txt",
+    "d18_cuda-device-busy-torchrun-accelerate-uncertaintybench3.txt",
+    "d18_cuda-device-side-assert-index-kernel-llamafactory4218.txt",
+    "d18_cuda-init-unknown-compose-prefix-no-number-llamacpp1866.txt",
+    "d18_cuda-oom-numbered-list-lines-chatchat310.txt",
+    "d18_cuda-oom-ollama-docker-ggml-assert-ollama1674.txt",
+    "d18_docker-run-libnvidia-ml-hook-after-reboot-nvdocker1711.txt",
+    "d18_docker-run-no-space-with-df-jetson1569.txt",
+    "d18_healthy-ray-start-head-osx-prompt-with-space-ray34081.txt",
+    "d18_healthy-vllm-kv-cache-sampling-params-vllm20707.txt",
+    "d18_healthy-vllm-routes-strix-halo-toolbox12.txt",
+    "d18_healthy-vllm-startup-cuda-graphs-vllm29335.txt",
+    "d18_healthy-vllm-tp2-startup-no-prefix-vllm24162.txt",
+    "d18_hub-gated-compose-prefix-second-line-xinference433.txt",
+    "d18_hub-gated-llama2-quickstart-log-fence-vllm3963.txt",
+    "d18_hub-gated-llama3-lone-backtick-lines-localgpt799.txt",
+    "d18_nccl-system-error-torchrun-two-nodes-nccl697.txt",
+    "d18_nccl-watchdog-backtick-inline-msswift2443.txt",
+    "d18_nccl-watchdog-mpirun-host-prefix-llamafactory5558.txt",
+    "d18_nccl-watchdog-terminate-megatron-two-nodes-paimegatron508.txt",
+    "d18_nccl-watchdog-xtuner-single-node-xtuner792.txt",
+    "d18_ray-raylet-oom-kill-summary-ray45894.txt",
+    "d18_sglang-two-h20-nodes-compose-underscore-prefix-sglang23602.txt",
+    "d18_sglang-weights-leave-no-kv-cache-h200-inferencex2128.txt",
+    "d18_tgi-hf-transfer-docker-timestamps-double-tgi982.txt",
+    "d18_torch-nccl-unique-id-yolov5-barrier-yolov5-12213.txt",
+    "d18_vllm-bf16-p40-inline-backticks-pascalpkgs21.txt",
+    "d18_vllm-flashinfer-arch-check-wrapped-80-columns-odysseus207b.txt",
+    "d18_vllm-free-memory-wrapped-80-columns-odysseus207.txt",
+    "d18_vllm-serve-tp4-a10-oom-command-lines-qwen3-1387.txt",
 )
 NAMES = sorted(f.removesuffix(".txt") for f in FILES)
 
@@ -158,3 +188,73 @@ def test_no_paste_keeps_a_markdown_fence():
     """The fence lines of the thread's code block are not part of the paste."""
     lines = [line for n in NAMES for line in (PASTES / f"{n}.txt").read_text().splitlines()]
     assert not any(line.lstrip().startswith("```") for line in lines)
+
+
+def test_a_log_wrapped_at_80_columns_reads_as_the_lines_its_program_printed():
+    """A vLLM line copied from an 80-column terminal comes in pieces cut mid-word; diagnose joins them."""
+    text = (PASTES / "d18_vllm-free-memory-wrapped-80-columns-odysseus207.txt").read_text()
+    assert [len(line) for line in text.splitlines()][:2] == [WRAP_WIDTH, WRAP_WIDTH]
+    lines = clean(text).text.splitlines()
+    assert len(lines) == 1
+    assert (
+        "(13.33/15.47 GiB) on startup is less than desired GPU memory utilization (0.9, 13.92 GiB). Decrease"
+        in lines[0]
+    )
+    assert named(text)[0] == "vllm.startup_free_memory"
+
+
+def test_a_wrapped_line_cut_at_a_space_gets_its_space_back():
+    """The terminal cut `See root cause` after `root `; the copy dropped the trailing space (79
+    columns), so the two pieces are joined with one. Lines of odysseus-dev/odysseus#207 (the log's
+    tail and the comment that quoted its cause)."""
+    lines = [
+        "(EngineCore pid=42103) ValueError: Free memory on device cuda:0 (13.33/15.47 GiB",
+        ") on startup is less than desired GPU memory utilization (0.9, 13.92 GiB). Decre",
+        "ase GPU memory utilization or reduce GPU memory used by other processes. ",
+        "(APIServer pid=42065) RuntimeError: Engine core initialization failed. See root",
+        "cause above. Failed core proc(s): {}",
+    ]
+    joined = unwrap(lines)
+    assert len(joined) == 2
+    assert joined[1] == (
+        "(APIServer pid=42065) RuntimeError: Engine core initialization failed. See root cause above. "
+        "Failed core proc(s): {}"
+    )
+
+
+def test_a_line_that_starts_a_record_is_never_taken_for_the_rest_of_a_wrapped_one():
+    """A full-width line followed by a new process-prefixed line stays two lines."""
+    text = (PASTES / "d18_vllm-flashinfer-arch-check-wrapped-80-columns-odysseus207b.txt").read_text()
+    lines = clean(text).text.splitlines()
+    assert len(lines) == 2 and all(line.startswith("(EngineCore pid=45912)") for line in lines)
+    assert lines[1].endswith("RuntimeError: FlashInfer requires GPUs with sm75 or higher")
+
+
+def test_a_paste_that_shows_no_wrap_keeps_its_lines():
+    """Only a paste with several lines exactly 80 wide and none wider is unwrapped, and of it only
+    lines that do not begin a record: every other real sample keeps each of its lines (an nvidia-smi
+    table, a df listing, a long vLLM config line, aligned rows 80 wide such as nvitop's NVML probe)."""
+    samples = [p for d in ("pastes", "failures", "held_out") for p in sorted((DATA / d).rglob("*.txt"))]
+    samples += sorted((DATA / "failures").glob("*.log"))
+    assert len(samples) > 300
+    for path in samples:
+        lines = path.read_text(encoding="utf-8", errors="replace").replace("\r", "\n").splitlines()
+        if "wrapped-80-columns" not in path.name:
+            assert unwrap(lines) == lines, path.name
+    rows = (DATA / "failures" / "t16a_nvml_not_supported_gb10_probe.log").read_text().splitlines()
+    assert [len(line) for line in rows].count(WRAP_WIDTH) == 2
+
+
+def test_a_flashinfer_arch_check_is_named_as_the_missing_architecture_not_an_old_gpu():
+    """`FlashInfer requires GPUs with sm75 or higher` comes from FlashInfer's check of its target
+    architectures: GB10 (sm121) and sm120 get it when the list is empty, so it is no GPU-too-old."""
+    text = (PASTES / "d18_vllm-flashinfer-arch-check-wrapped-80-columns-odysseus207b.txt").read_text()
+    first, errors, _ = named(text)
+    assert first == "cuda.no_arch_for_jit" and "vllm.gpu_below_min_capability" not in errors
+
+
+def test_a_prompt_that_shows_its_git_branch_is_kept_as_its_command():
+    """`(test) user@host:~/ray1 user/branch$ ray start --head`: the branch after the folder is part of the prompt."""
+    cleaned = clean((PASTES / "d18_healthy-ray-start-head-osx-prompt-with-space-ray34081.txt").read_text())
+    assert cleaned.command == "ray start --head"
+    assert "ray start --head" not in cleaned.text
