@@ -235,6 +235,11 @@ from tests.helpers import SAMPLES, found
         ("w16_driver_kmod_builtin_missing_zfs", "driver.kmod_index_missing", {"kernel": "4.2.0-18-generic"}),
         ("w16_driver_module_not_found_mkinitcpio", "driver.module_not_found", {"module": "nvidia"}),
         (
+            "g18docker_modprobe_module_nix_store",
+            "driver.module_not_found",
+            {"module": "nvidia", "kernel": "6.12.17"},
+        ),
+        (
             "t16a_cusolver_create_vqgan",
             "cuda.cusolver_error",
             {"status": "INTERNAL_ERROR", "call": "cusolverDnCreate"},

@@ -427,6 +427,36 @@ from tests.helpers import SAMPLES, found
             "docker.gpu_runtime_missing",
             {"runtime": "nvidia-container-cli"},
         ),
+        (
+            "g18docker_singularity_nvccli_missing",
+            "docker.gpu_runtime_missing",
+            {"runtime": "/usr/bin/nvidia-container-cli"},
+        ),
+        (
+            "g18docker_name_in_use_docker110",
+            "docker.name_in_use",
+            {
+                "name": "katopz_git_1",
+                "container": "408a1f842001b60eb64e0e8e3408dd57588bab8ebbe6570a02675a84029b157c",
+            },
+        ),
+        (
+            "g18docker_registry_dns_title_trimmed",
+            "docker.registry_dns",
+            {"host": "registry-1.docker.io", "why": None},
+        ),
+        (
+            "g18docker_registry_blob_cdn_timeout",
+            "docker.registry_timeout",
+            {"registry": "dseasb33srnrn.cloudfront.net", "address": "52.85.151.90:443"},
+        ),
+        ("g18docker_env_bash_crlf", "docker.entrypoint_not_runnable", {"program": "bash\\r"}),
+        ("g18docker_port_desktop_title", "docker.port_allocated", {"address": "0.0.0.0:3000"}),
+        (
+            "g18docker_containerd_dial_client",
+            "docker.containerd_unreachable",
+            {"socket": "/var/run/containerd/containerd.sock"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
