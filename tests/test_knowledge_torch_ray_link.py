@@ -267,6 +267,19 @@ from tests.helpers import DATA, SAMPLES, found
         ("w17_no_rdma_dpdk_mlx5", "link.no_rdma_devices", {"device": "0000:af:00.2"}),
         ("w17_torch_nccl_alltoall_old_build", "torch.nccl_p2p_unsupported", {"op": "alltoall*"}),
         ("w17_ray_runtime_env_local_dir_actor", "ray.runtime_env_invalid_uri", {"uri": "."}),
+        ("g18nccl_verbs_create_qp_enomem", "link.rdma_qp_create_failed", {"error": "Cannot allocate memory"}),
+        (
+            "g18nccl_libfabric_rdma_create_qp_enomem",
+            "link.rdma_qp_create_failed",
+            {"error": "Cannot allocate memory"},
+        ),
+        ("g18nccl_i40e_tx_timeout_recovery", "link.tx_timeout", {"queue": 43}),
+        ("g18nccl_torch_unique_id_socket_timeout", "torch.nccl_unique_id", {"rank": 3, "root": 0}),
+        (
+            "g18nccl_spark_reg_mr_iova2_enomem",
+            "nccl.ibv_call_failed",
+            {"call": "ibv_reg_mr_iova2", "error": "Cannot allocate memory"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
