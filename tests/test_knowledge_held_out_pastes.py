@@ -15,19 +15,14 @@ from tests.helpers import DATA
 # is taken off this list.
 MISSED = {
     "pastes1": {
-        "11_perftest105.txt": ("new:rdma_qp_create_failed", "-"),
-        "19_gpustat138.txt": ("cuda.nvml_not_supported", "-"),
-        "21_vllm5082.txt": ("new:api_route_not_found", "-"),
-        "24_sglang8373.txt": ("sglang.kernel_missing", "vllm.binary_mismatch"),
-        "29_ray-llm120.txt": ("ray.unschedulable_resources", "-"),
         "34_gpustack929.txt": ("vllm.max_tokens_too_large", "vllm.prompt_too_long"),
     },
 }
 # (pastes whose cause diagnose names first, pastes whose label it names anywhere, pastes), per round.
 # pastes1: scored once, blind, on session 17's final table: 30 of 36 (83%); the session's starting table (4d7e1ad)
-# gives the same 30.
+# gives the same 30. Post-hoc, session 18: 35 (rows 11 and 21 relabelled to the entries added for their kinds).
 SCORE = {
-    "pastes1": (30, 30, 36),
+    "pastes1": (35, 35, 36),
 }
 ROUNDS = {name: PasteRound(name) for name in SCORE}
 PASTES = [(name, row) for name, one in ROUNDS.items() for row in one.rows()]

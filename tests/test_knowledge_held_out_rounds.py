@@ -13,7 +13,6 @@ from tests.helpers import DATA
 # The family a `new:` label (a kind the table had no entry for) counts in.
 NEW_KINDS = {
     "new:etcd_unreachable": "vllm",
-    "new:ray_worker_import_failed": "ray",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -45,7 +44,6 @@ GH = "https://github.com/"
 MISSED = {
     "round4": {
         GH + "vllm-project/vllm/issues/4315": "vllm.unknown_model_type",
-        GH + "MrYxJ/calculate-flops.pytorch/issues/51": "hub.repo_not_found",
         GH + "aistudynow/Comfyui-HunyuanFoley/issues/6": "hub.cannot_load_model",
         # the same torch line ("No CUDA GPUs are available") was labelled vllm.no_device here and cuda.no_cuda_device
         # by two later collectors (round 7 A); session 12 names torch's own lines in the CUDA family, whatever runs them
@@ -57,9 +55,7 @@ MISSED = {
         GH + "pytorch/pytorch/issues/23363": "nccl.system_error",
         GH + "ray-project/ray/issues/18979": "-",
     },
-    "round6_B": {
-        GH + "madsys-dev/smart/issues/2": "link.qp_rtr_failed",
-    },
+    "round6_B": {},
     "round7_A": {
         GH + "facebookresearch/bitsandbytes/issues/34": "hub.unreachable",
         GH + "lamikr/rocm_sdk_builder/issues/244": "hub.repo_not_found",
@@ -70,19 +66,15 @@ MISSED = {
     "round7_B": {
         GH + "ray-project/ray/issues/15389": "ray.gcs_unreachable",
         GH + "rwth-i6/returnn/issues/1486": "driver.gpu_lost",
-        GH + "heidsoft/devops/issues/67": "link.tx_timeout",
     },
     "round8_A": {
         GH + "huggingface/text-generation-inference/issues/814": "tgi.shard_crashed",
-        GH + "laekov/fastmoe/issues/126": "nccl.invalid_usage",
-        GH + "sgl-project/sglang/pull/27944": "torch.gloo_peer_lost",
         GH + "vllm-project/vllm/issues/5405": "-",
         GH + "gpustack/gpustack/issues/5779": "vllm.tp_gpus_per_node_divisible",
         GH + "vllm-project/vllm/issues/52778": "vllm.custom_all_reduce_failed",
     },
     "round8_B": {
         GH + "tmylla/NER_ZH/issues/1": "hub.bad_repo_id",
-        GH + "k8snetworkplumbingwg/sriov-network-operator/issues/382": "link.ib_port_not_active",
     },
     "round9_A": {
         GH + "huggingface/text-generation-inference/issues/1451": "tgi.argument_invalid",
@@ -101,11 +93,9 @@ MISSED = {
     "round10_B": {
         GH + "CASIA-LMC-Lab/FiLo/issues/10": "hub.cannot_load_model",
         GH + "Sygil-Dev/sygil-webui/issues/1623": "hub.gated",
-        GH + "cc-hpc-itwm/GPI-2/issues/47": "link.qp_rtr_failed",
     },
     "round11_A": {
         GH + "InternLM/lmdeploy/issues/3712": "ray.not_installed",
-        GH + "NVIDIA/nccl/issues/958": "nccl.ib_no_device",
     },
     "round11_B": {
         GH + "kateyliu/ImagePseudo/issues/1": "hub.unreachable",
@@ -114,15 +104,12 @@ MISSED = {
     "round12_A": {},
     "round12_B": {
         GH + "starfive-tech/VisionFive2/issues/36": "system.nvme_timeout",
-        GH + "k3s-io/k3s/issues/8161": "system.cpu_lockup",
     },
     "round13_A": {
         GH + "sgl-project/sglang/issues/165": "sglang.req_slots_oom",
         GH + "OpenGVLab/InternVL/issues/1173": "vllm.chat_template_error",
     },
-    "round13_B": {
-        GH + "Witko/nvidia-xrun/issues/144": "driver.module_not_found",
-    },
+    "round13_B": {},
     "round14_A": {
         GH + "huggingface/text-generation-inference/issues/1695": "vllm.cuda_graph_capture_failed",
         GH + "ray-project/ray/issues/21847": "-",
@@ -136,20 +123,10 @@ MISSED = {
     },
     "round15_A": {
         GH + "ray-project/kuberay/issues/1563": "ray.node_start_timeout",
-        GH + "ray-project/ray/issues/34504": "ray.dashboard_failed",
-        GH + "ray-project/ray-llm/issues/120": "ray.unschedulable_resources",
         GH + "ai-dynamo/dynamo/issues/851": "new:etcd_unreachable",
-        GH + "vllm-project/vllm/issues/17634": "vllm.mm_limit_not_multimodal",
-        GH + "FoundationVision/LlamaGen/issues/3": "vllm.api_version_mismatch",
-        GH + "vllm-project/vllm/issues/1937": "new:ray_worker_import_failed",
-        GH + "NVIDIA/nccl/issues/963": "nccl.connect_failed",
-        GH + "NVIDIA/nccl/issues/1486": "nccl.peer_closed",
     },
     "round15_B": {
-        GH + "mmartial/ComfyUI-Nvidia-Docker/issues/57": "docker.gpu_not_in_container",
-        GH + "otamajakusi/dockerfile-yolov5-jetson/issues/2": "docker.daemon_unreachable",
         GH + "huggingface/autotrain-advanced/issues/911": "hub.rate_limited",
-        GH + "NVIDIA/nvidia-container-toolkit/issues/14": "docker.gpu_prestart_hook_failed",
         GH + "pdbear/syno_nvidia_gpu_driver/issues/22": "driver.gpu_lost",
         GH + "NVIDIA/dcgm-exporter/issues/604": "driver.gpu_lost",
     },
@@ -220,29 +197,32 @@ MISSED = {
 # the session saw it) was scored once on the session's final table, one row dropped as cited by a session-17 sample:
 # A 41/50, B 47/54 (88 of 104, 85%); the session's starting table (4d7e1ad) names the same 88. Post-hoc: a registry's
 # 5xx at `docker login` is docker.registry_server_error, not the login's refusal (from two other threads): B 48/54.
+# Session 18's helpers g18* (a robustness audit of the patterns: incidental prefixes, reasons, figures and cases made
+# optional, other versions' and wrappers' wordings; two new kinds, vllm#1937 relabelled to ray.worker_import_failed)
+# made 19 rows of rounds 4-15 right post-hoc, none wrong: round 15 A 48/50, B 51/54.
 SCORE = {
-    "round4": (69, 73),
+    "round4": (70, 73),
     "round5": (70, 70),
     "round6_A": (44, 46),
-    "round6_B": (46, 47),
+    "round6_B": (47, 47),
     "round7_A": (43, 48),
-    "round7_B": (47, 50),
-    "round8_A": (43, 49),
-    "round8_B": (48, 50),
+    "round7_B": (48, 50),
+    "round8_A": (45, 49),
+    "round8_B": (49, 50),
     "round9_A": (47, 49),
     "round9_B": (44, 49),
     "round10_A": (49, 50),
-    "round10_B": (47, 50),
-    "round11_A": (50, 52),
+    "round10_B": (48, 50),
+    "round11_A": (51, 52),
     "round11_B": (49, 51),
     "round12_A": (50, 50),
-    "round12_B": (48, 50),
+    "round12_B": (49, 50),
     "round13_A": (51, 53),
-    "round13_B": (49, 50),
+    "round13_B": (50, 50),
     "round14_A": (44, 49),
     "round14_B": (49, 51),
-    "round15_A": (41, 50),
-    "round15_B": (48, 54),
+    "round15_A": (48, 50),
+    "round15_B": (51, 54),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
