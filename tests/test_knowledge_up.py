@@ -60,8 +60,9 @@ def test_an_image_without_the_gpus_kernels_is_named_not_just_an_exit(cluster, tm
 def test_the_cause_above_an_engine_that_died_is_the_one_named(cluster, tmp_path):
     """vLLM logs the start-up memory check, then 'EngineCore failed to start': the first is the cause."""
     failed, _, _ = _failed_up(cluster, tmp_path, "log:vllm_startup_free_memory_nodev", executor="ray")
-    assert "only 31.44 of 47.38 GiB free at start-up; gpu_memory_utilization 0.95 wants 45.01 GiB" in (
-        failed.cause
+    assert (
+        "too little GPU memory free at start-up for gpu_memory_utilization 0.95: only 31.44 of 47.38 GiB free,"
+        " 45.01 GiB wanted" in failed.cause
     ), failed.cause
     assert "engine core died" not in failed.cause
 
