@@ -15,17 +15,17 @@ def looks_like_inference(text: str) -> bool:
     return bool(INFERENCE.search(text))
 
 
-# `docker ps`'s header (the default table, or a `--format table` one starting at NAMES), a row that begins
-# with a container's short ID (rows pasted without their header), a shell prompt that ends a table.
+# `docker ps`'s header (the default table, or a `--format table` one starting at NAMES) and a row of the
+# default table, which begins with the container's short ID (also how rows pasted without a header are known).
 PS_HEADER = re.compile(r"^(?:CONTAINER ID|NAMES)\s")
 PS_ROW = re.compile(r"^[0-9a-f]{12}\s{2,}\S")
-PROMPT = re.compile(r"^(?:\S*[$#%>]\s|[\w.-]+@[\w.-]+[:\s])")
 DEFAULT_COLUMNS = ("CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS", "PORTS", "NAMES")
 
 
 def parse_ps_table(text: str) -> list[dict[str, str]]:
     """Every `docker ps` table of a paste, each read by its own header (a shell session holds several, with
-    the commands between them), and rows pasted without a header read as the default columns.
+    other commands' output between them: diagnose's cleaning has taken the prompt lines out), and rows pasted
+    without a header read as the default columns.
 
     Cells are found at the header's word positions (empty cells are padded with spaces); a row whose cells do
     not start at those positions (a paste that lost spaces) is split at runs of 2+ spaces instead, docker's own
@@ -39,15 +39,12 @@ def parse_ps_table(text: str) -> list[dict[str, str]]:
             starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", line)]
             columns = (starts, [line[s:].split("  ")[0].strip() for s in starts])
             continue
-        if PROMPT.match(line):
-            columns = None  # a command: what follows is its output, not this table's rows
-            continue
         if columns is None:
             if not PS_ROW.match(line):
                 continue  # before any header: a row only when it starts with a container ID
             rows.append(_split_cells(line, None, list(DEFAULT_COLUMNS)))
             continue
-        if columns[1][0] == "CONTAINER ID" and not re.match(r"^[0-9a-f]{12}\s", line):
+        if columns[1][0] == "CONTAINER ID" and not PS_ROW.match(line):
             continue  # the default table's rows start with the container's ID: another command's output
         rows.append(_split_cells(line, *columns))
     return rows

@@ -47,9 +47,8 @@ class Gpu:
     memory_used_mib: float | None = None
     memory_total_mib: float | None = None
     memory_supported: bool = True
-    unreadable: list[str] = field(
-        default_factory=list
-    )  # what nvidia-smi printed as ERR!: its sensor read failed
+    # what nvidia-smi printed as ERR! (fan, temperature, performance state, power draw): its read failed
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def is_gb10(self) -> bool:
@@ -149,8 +148,6 @@ def driver_failure(text: str) -> str | None:
 
 COMMAND_LINE = re.compile(r"^\s*(?:\S*[$#>]\s*)?(?:\S*/)?nvidia-smi(?:\.exe)?\s")
 UNREADABLE_CELLS = ("[Unknown Error]", "ERR!", "[GPU is lost]")
-
-
 TEXTUAL = ("name", "uuid", "gpu_uuid", "process_name", "driver_version", "compute_cap", "pci.bus_id")
 
 
