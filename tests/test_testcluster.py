@@ -202,6 +202,16 @@ def _net(pid: int) -> str:
         return ""
 
 
+def _started(pid: int) -> str:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22): with the pid,
+    it names one process even after the pid is reused (pid_max is 32,768 on these machines, and a
+    full test run wraps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
 def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
     """The session's cluster stands for a crashed run: forgotten, never brought down, its nodes'
     sshd, dockerd and image all there. `up` must clean it before it builds; `down` leaves nothing."""
@@ -212,12 +222,14 @@ def test_down_leaves_nothing_and_up_cleans_a_crashed_run(test_cluster):
         assert len(crashed.nodes) > 1 and last in _ours()
         os.kill(crashed.nodes[0].sshd_pid, 0)
         first_nets = {_net(n.holder_pid) for n in crashed.nodes}
+        daemons = [(p, _started(p)) for n in crashed.nodes for p in (n.dockerd_pid, n.sshd_pid)]
+        assert all(started for _, started in daemons)
         start = time.monotonic()
         c2 = tc.up(1)
         print(f"\n1-node test cluster up over a crashed one in {time.monotonic() - start:.2f} s")
         assert [n.name for n in c2.nodes] == ["spark-1"]
         assert last not in _ours()
-        assert not any(tc._alive(n.dockerd_pid) or tc._alive(n.sshd_pid) for n in crashed.nodes)
+        assert not any(tc._alive(p) and _started(p) == started for p, started in daemons)
         nets = first_nets | {_net(n.holder_pid) for n in c2.nodes}
         tc.down()
         tc.down()  # idempotent
