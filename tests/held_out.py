@@ -7,6 +7,7 @@ updated, and a regression as a failing line."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -101,35 +102,52 @@ def cited(sources: list[str], test_file: str) -> dict[str, list[str]]:
     """Which of these threads a file of the project (tests, the table, the corpus) or an entry cites."""
     # the held-out rounds themselves are not the project's knowledge: their headers name dropped candidates
     # (and the held-out rounds' test modules, which list their misses by thread)
-    held_out = {path.resolve() for path in (DATA / "held_out").rglob("*") if path.is_file()}
-    held_out |= {path.resolve() for path in (ROOT / "tests").glob("test_knowledge_held_out*.py")}
-    mine = held_out | {Path(test_file).resolve()}
-    roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
-    texts = {}
-    for root in roots:
-        for path in root.rglob("*"):
-            if path.is_file() and path.resolve() not in mine and "__pycache__" not in path.parts:
-                texts[str(path)] = path.read_text(encoding="utf-8", errors="replace")
-    assert any(path.endswith(".source") for path in texts)  # the samples were read
-    entry_sources = {s for e in table().entries for s in e.source}
+    held_out = {str(path.resolve()) for path in (DATA / "held_out").rglob("*") if path.is_file()}
+    held_out |= {str(path.resolve()) for path in (ROOT / "tests").glob("test_knowledge_held_out*.py")}
+    mine = held_out | {str(Path(test_file).resolve())}
+    index = _citations()
+    assert any(
+        path.endswith(".source") for paths in index.values() for path in paths
+    )  # the samples were read
     found = {}
     for source in sources:
-        pattern = _thread_pattern(source)
-        hits = [path for path, text in texts.items() if pattern.search(text)]
-        hits += [s for s in entry_sources if pattern.search(s)]
+        owner, repo, _kind, number = source.removeprefix("https://github.com/").split("/")[:4]
+        keys = (f"{owner}/{repo}/{number}".lower(), f"{repo}#{number}".lower())
+        hits = sorted({path for key in keys for path in index.get(key, ()) if path not in mine})
         if hits:
             found[source] = hits
     return found
 
 
-def _thread_pattern(source: str) -> re.Pattern[str]:
-    """The thread cited as a URL (issues, pull or discussions) or as repo#N, the corpus INDEX's short form."""
-    owner, repo, _kind, number = source.removeprefix("https://github.com/").split("/")[:4]
-    return re.compile(
-        rf"(?:{re.escape(owner)}/{re.escape(repo)}/(?:issues|pull|discussions)/{number}"
-        rf"|(?<![\w.-]){re.escape(repo)}#{number})(?!\d)",
-        re.IGNORECASE,
-    )
+# A thread cited as a URL (issues, pull or discussions) or as repo#N, the corpus INDEX's short form. The owner may
+# be glued to a longer name on its left (a URL's host, a path): every suffix of it is taken as an owner too.
+_URL = re.compile(r"([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)(?!\d)")
+_SHORT = re.compile(r"(?<![\w.-])([\w.-]+)#(\d+)(?!\d)")
+
+
+@functools.cache
+def _citations() -> dict[str, frozenset[str]]:
+    """Every thread the project cites ("owner/repo/n" and "repo#n", lower case) -> the files (and `entry:` sources)
+    citing it: read once per test process, as the tree holds thousands of files and every round asks."""
+    roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
+    texts = {
+        str(path.resolve()): path.read_text(encoding="utf-8", errors="replace")
+        for root in roots
+        for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    for entry in table().entries:
+        for n, source in enumerate(entry.source):
+            texts[f"entry:{entry.id}:{n}"] = source
+    index: dict[str, set[str]] = {}
+    for path, text in texts.items():
+        text = text.lower()
+        for owner, repo, number in _URL.findall(text):
+            for start in range(len(owner)):
+                index.setdefault(f"{owner[start:]}/{repo}/{number}", set()).add(path)
+        for repo, number in _SHORT.findall(text):
+            index.setdefault(f"{repo}#{number}", set()).add(path)
+    return {key: frozenset(paths) for key, paths in index.items()}
 
 
 def well_formed(rows: list[Row]) -> bool:
