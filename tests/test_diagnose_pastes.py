@@ -258,3 +258,16 @@ def test_a_prompt_that_shows_its_git_branch_is_kept_as_its_command():
     cleaned = clean((PASTES / "d18_healthy-ray-start-head-osx-prompt-with-space-ray34081.txt").read_text())
     assert cleaned.command == "ray start --head"
     assert "ray start --head" not in cleaned.text
+
+
+def test_a_compose_prefix_without_an_index_is_dropped_and_a_loggers_level_column_kept():
+    """`docker compose logs` of a service with a container_name prints no `-1` index (intel/llm-scaler#154,
+    AEON-7/...#5 in tests/data/failures); loguru's `INFO     | ` is a logger's column, not a container."""
+    log = (DATA / "failures" / "vllm_worker_proc_died_compose.log").read_text()
+    cleaned = clean(log)
+    assert cleaned.services == {"eap-llm-server-on-arc"}
+    assert cleaned.text.splitlines()[1].startswith("ERROR 11-08 11:01:29 [multiproc_executor.py:135] Worker")
+    spark = clean((DATA / "failures" / "docker_gpu_not_in_container_spark_compose.log").read_text())
+    assert "aeon-ultimate-xs" in spark.services and "== CUDA ==" in spark.text.splitlines()
+    loguru = "2024-05-01 10:00:00.123 | INFO     | server:main:12 - ready\nINFO     | worker started"
+    assert clean(loguru).text == loguru and clean(loguru).services == set()

@@ -31,7 +31,13 @@ PROMPT = re.compile(
     r"(?:\$|#|>>>|\[[^\]\n]{1,80}\][#$]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?(?: [\w./-]+)?[$#]|[\w.~-]+[$#])"
     r"\s+(?P<cmd>\S.*)$"
 )
-COMPOSE = re.compile(r"^(?P<svc>[\w.-]+-\d+)\s+\| ?")
+# `docker compose up` / `logs` print each line behind its container's name, padded, and ` | `: Compose v2
+# `vllm-1  | `, v1 `vllm_1  | `, a service with a container_name (`openedai-images-flux  | `) no index.
+# A log level in that place is a logger's own column (loguru's `INFO     | `), never a container.
+COMPOSE = re.compile(
+    r"^(?!(?:TRACE|DEBUG|INFO|NOTICE|SUCCESS|WARN|WARNING|ERROR|CRITICAL|FATAL)\s)"
+    r"(?P<svc>[A-Za-z][\w.-]{0,62})\s+\|(?: |$)"
+)
 STAGE = re.compile(r"^\[Stage-\d+\]\s*")
 FENCE = re.compile(r"^\s*```")
 # The width a terminal wrapped a pasted log at: several lines exactly this long and none longer
