@@ -703,6 +703,12 @@ def test_nvidia_smi_csv_after_a_bare_windows_command_line_is_a_gpu_csv():
     assert r["kind"] == "gpu"
 
 
+def test_an_unknown_error_cell_of_the_nvidia_smi_csv_is_told_and_not_listed_as_unrecognised():
+    r = analyse("f18_nvidia-smi-csv-unknown-error-windows-mindminer627.txt")
+    assert any("power.default_limit" in v["text"] for v in r["verdicts"])
+    assert "not_recognised" not in r
+
+
 def test_nvidia_smi_csv_after_a_bare_command_line_gives_its_row():
     r = analyse("f18_nvidia-smi-csv-unknown-error-windows-mindminer627.txt")
     (row,) = r["summary"]["csv"]

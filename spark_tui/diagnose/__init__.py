@@ -46,6 +46,9 @@ ERRORISH = re.compile(
 NOT_RECOGNISED_SHOWN = 10
 # Outputs of fields a reader reads (`"Error": ""`, `Correctable Error : 0`): a field is no failure line.
 FIELD_KINDS = ("docker-inspect", "docker-ps-json", "ip-json", "gpu-q")
+# nvidia-smi's CSV cell for a field it could not read (`[Unknown Error]`): the GPU reader tells it
+# per row and field, so a row whose only error word is such a cell is no unknown failure line.
+CSV_ERROR_CELL = re.compile(r"\[[\w ]*Error\]")
 # A traceback's frames and carets say where, not what: never listed as not recognised.
 FRAME = re.compile(r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S')
 
@@ -57,12 +60,13 @@ def _knowledge(c: Cleaned, result: dict) -> None:
     unknown: list[str] = []
     # an output of fields (FIELD_KINDS) was read by its reader
     fields = result.get("kind") in FIELD_KINDS
+    gpu_rows = result.get("kind") == "gpu"
     for line in c.text.splitlines():
         w.feed(line)
         if (
             not fields
             and not w.matched
-            and ERRORISH.search(line)
+            and ERRORISH.search(CSV_ERROR_CELL.sub("", line) if gpu_rows else line)
             and not FRAME.search(line)
             and line.strip() not in unknown
         ):
