@@ -507,6 +507,18 @@ from tests.helpers import found, sample
             "vllm.no_model_weights",
             {"model": "/local/data/RealVisXL_V5.0/unet"},
         ),
+        ("g19vllmB_completions_api_unsupported_glm45", "vllm.chat_api_unsupported", {"api": "Completions"}),
+        (
+            "g19vllmB_multiproc_executor_io_thread_pool",
+            "vllm.multiproc_executor_no_workers",
+            {"attribute": "io_thread_pool"},
+        ),
+        ("g19vllmB_moe_no_backend_dgx_spark", "vllm.moe_backend_unsupported_device", {"quant": "NvFp4"}),
+        (
+            "g19vllmB_sglang_pd_prefill_bootstrap_failed_dp_rank",
+            "sglang.pd_kv_transfer_failed",
+            {"side": "Prefill", "rank": 0},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
