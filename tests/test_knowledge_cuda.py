@@ -334,6 +334,7 @@ from tests.helpers import SAMPLES, found
             "hub.unreachable",
             {"host": "huggingface.co", "cause": "timed out"},
         ),
+        ("g19docker_k8s_device_plugin_xid_critical", "driver.xid_app", {"xid": 69}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):

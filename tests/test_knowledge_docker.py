@@ -457,6 +457,28 @@ from tests.helpers import SAMPLES, found
             "docker.containerd_unreachable",
             {"socket": "/var/run/containerd/containerd.sock"},
         ),
+        (
+            "g19docker_bind_source_missing_escaped_quotes",
+            "docker.bind_source_missing",
+            {"path": "/home/docker/data"},
+        ),
+        ("g19docker_crun_setrlimit_memlock", "docker.rlimit_denied", {"resource": "RLIMIT_MEMLOCK"}),
+        (
+            "g19docker_toolkit_detection_open_failed_tls",
+            "docker.gpu_detection_failed",
+            {"why": "open failed: /usr/lib/x86_64-linux-gnu/libnvidia-tls.so.470.86"},
+        ),
+        (
+            "g19docker_podman_network_not_found_unit",
+            "docker.network_not_found",
+            {"network": "ziyong_nginx_net"},
+        ),
+        ("g19docker_podman_no_container_quoted", "docker.container_not_found", {"container": "pihole"}),
+        (
+            "g19docker_toolkit_driver_service_load_library",
+            "docker.gpu_runtime_no_driver",
+            {"library": "libnvidia-fatbinaryloader.so.**384.81**"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
