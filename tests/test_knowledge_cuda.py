@@ -335,6 +335,10 @@ from tests.helpers import SAMPLES, found
             {"host": "huggingface.co", "cause": "timed out"},
         ),
         ("g19docker_k8s_device_plugin_xid_critical", "driver.xid_app", {"xid": 69}),
+        ("g19cuda_cmake_unknown_cuda_arch_name", "cuda.unknown_cuda_arch", {"arch": "9.0a"}),
+        ("g19cuda_paddle_oom", "cuda.out_of_memory", {"gpu": 0, "tried_gib": 0.055}),
+        ("g19cuda_theano_device_oom", "cuda.out_of_memory", {"tried_gib": 0.031}),
+        ("g19cuda_hfhub_500_title", "hub.server_error", {"status": 500, "reason": "Internal Server Error"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
