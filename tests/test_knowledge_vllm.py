@@ -507,6 +507,22 @@ from tests.helpers import found, sample
             "vllm.no_model_weights",
             {"model": "/local/data/RealVisXL_V5.0/unet"},
         ),
+        (
+            "g19vllmA_binary_mismatch_relative_no_colon",
+            "vllm.binary_mismatch",
+            {"library": "vllm/_C.abi3.so", "symbol": "_ZN3c106ivalue14ConstantString6createENSt7"},
+        ),
+        (
+            "g19vllmA_binary_mismatch_backtick_quoted",
+            "vllm.binary_mismatch",
+            {"symbol": "_ZN3c106detail19maybe_wrap_dim_slowEllb"},
+        ),
+        ("g19vllmA_binary_mismatch_title_backticks", "vllm.binary_mismatch", {"library": "vllm/_C.abi3.so"}),
+        (
+            "g19vllmA_lmcache_blend_model_not_registered",
+            "vllm.lmcache_engine_not_registered",
+            {"instance": "vllm-instance"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
