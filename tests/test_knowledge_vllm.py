@@ -518,6 +518,21 @@ from tests.helpers import found, sample
             "g19vllmB_sglang_pd_prefill_bootstrap_failed_dp_rank",
             "sglang.pd_kv_transfer_failed",
             {"side": "Prefill", "rank": 0},
+        (
+            "g19vllmA_binary_mismatch_relative_no_colon",
+            "vllm.binary_mismatch",
+            {"library": "vllm/_C.abi3.so", "symbol": "_ZN3c106ivalue14ConstantString6createENSt7"},
+        ),
+        (
+            "g19vllmA_binary_mismatch_backtick_quoted",
+            "vllm.binary_mismatch",
+            {"symbol": "_ZN3c106detail19maybe_wrap_dim_slowEllb"},
+        ),
+        ("g19vllmA_binary_mismatch_title_backticks", "vllm.binary_mismatch", {"library": "vllm/_C.abi3.so"}),
+        (
+            "g19vllmA_lmcache_blend_model_not_registered",
+            "vllm.lmcache_engine_not_registered",
+            {"instance": "vllm-instance"},
         ),
     ],
 )
