@@ -14,6 +14,11 @@ from tests.helpers import DATA
 NEW_KINDS = {
     "new:etcd_unreachable": "vllm",
     "new:config_missing_model_type": "hub",
+    "new:ray_multiple_instances": "ray",
+    "new:ray_monitor_crashed": "ray",
+    "new:vllm_wrapper_start_failed": "vllm",
+    "new:image_sent_to_text_model": "vllm",
+    "new:ucx_listener_no_transport": "link",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -39,6 +44,10 @@ PARTS = (
     "round15_B",
     "round16_A",
     "round16_B",
+    "round17_A",
+    "round17_B",
+    "round17_C",
+    "round17_D",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -130,6 +139,37 @@ MISSED = {
         GH + "OpenBMB/VoxCPM/issues/295": "new:config_missing_model_type",
         GH + "LambdaLabsML/lambda-diffusers/issues/16": "hub.revision_not_found",
     },
+    "round17_A": {
+        GH + "ray-project/ray/issues/25639": "new:ray_multiple_instances",
+        GH + "ray-project/ray/issues/11079": "ray.internal_check_failed",
+        GH + "ray-project/ray/issues/10383": "new:ray_monitor_crashed",
+        GH + "Dao-AILab/flash-attention/issues/1763": "cuda.invalid_argument",
+        GH + "sgl-project/sglang/pull/8519": "cuda.cudnn_version_mismatch",
+    },
+    "round17_B": {
+        GH + "huggingface/transformers/issues/37367": "hub.unreachable",
+        GH + "Mellanox/k8s-rdma-sriov-dev-plugin/issues/22": "link.rdma_cm_error",
+        GH + "bytedance/byteps/issues/282": "link.rdma_register_memory_failed",
+        GH + "omacom/omakub/issues/387": "docker.daemon_unreachable",
+    },
+    "round17_C": {
+        GH + "modelscope/ms-swift/issues/8043": "nccl.connect_failed",
+        GH + "modelscope/FunCodec/issues/44": "nccl.net_plugin_fallback",
+        GH + "ray-project/ray/issues/15960": "ray.system_error",
+        GH + "llumnix-project/llumnix-ray/issues/118": "ray.unschedulable_resources",
+        GH + "meta-llama/llama-models/issues/210": "torch.rendezvous_port_in_use",
+        GH + "eugr/spark-vllm-docker/issues/257": "vllm.worker_proc_died",
+        GH + "instructlab/instructlab/issues/3466": "new:vllm_wrapper_start_failed",
+        GH + "ray-project/ray/issues/7908": "ray.object_store_full",
+        GH + "OpenSecretCloud/opensecret/issues/124": "new:image_sent_to_text_model",
+        GH + "vllm-project/vllm/issues/3771": "torch.rendezvous_timeout",
+        GH + "ray-project/ray/issues/65067": "ray.worker_start_timeout",
+    },
+    "round17_D": {
+        GH + "ut-osa/assise/issues/26": "link.rdma_register_memory_failed",
+        GH + "rapidsai/ucx-py/issues/88": "new:ucx_listener_no_transport",
+        GH + "baichuan-inc/Baichuan2/issues/138": "system.process_killed",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -213,6 +253,10 @@ MISSED = {
 # those it had; two entries added, among them LMCache's engine registry, round 16 A's `new:` row relabelled to it) made
 # 13 rows of rounds 4-16 right post-hoc, none wrong: 7 A 44/48, 8 A 46/49, 9 A 48/49, 10 A 50/50, 11 A 52/52,
 # 14 A 45/49, 16 A 49/49, 16 B 47/49.
+# Round 17 (four blind parts collected at the start of session 19 by four engineers, labels committed before any
+# scoring, no engineer of the session saw it; parts C and D collected after A and B, excluding their threads) was scored
+# once on the session's final table (350e2169), one row dropped as cited by a session-19 sample: A 45/50, B 46/50,
+# C 39/50, D 46/49 (176 of 199, 88%); the session's starting table (0e65981b) names the same 176.
 SCORE = {
     "round4": (70, 73),
     "round5": (70, 70),
@@ -238,6 +282,10 @@ SCORE = {
     "round15_B": (51, 54),
     "round16_A": (49, 49),
     "round16_B": (47, 49),
+    "round17_A": (45, 50),
+    "round17_B": (46, 50),
+    "round17_C": (39, 50),
+    "round17_D": (46, 49),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
@@ -264,9 +312,10 @@ def test_a_whole_round_is_spread_like_an_operators_pastes(name, least):
 
 @pytest.mark.parametrize("round_", sorted({name.split("_")[0] for name in PARTS}))
 def test_a_rounds_parts_share_no_thread_and_hold_must_not_name_lines(round_):
-    a, b = ({r.source for r in ROUNDS[f"{round_}_{p}"].rows()} for p in "AB")
-    assert not a & b
-    for part in "AB":
+    parts = sorted(name.split("_")[1] for name in PARTS if name.split("_")[0] == round_)
+    sources = [r.source for p in parts for r in ROUNDS[f"{round_}_{p}"].rows()]
+    assert len(parts) >= 2 and len(sources) == len(set(sources))
+    for part in parts:
         total = ROUNDS[f"{round_}_{part}"].score()[1]
         assert total["must-not-name"] >= 9 and len(total) >= 4
 

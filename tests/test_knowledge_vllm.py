@@ -518,6 +518,7 @@ from tests.helpers import found, sample
             "g19vllmB_sglang_pd_prefill_bootstrap_failed_dp_rank",
             "sglang.pd_kv_transfer_failed",
             {"side": "Prefill", "rank": 0},
+        ),
         (
             "g19vllmA_binary_mismatch_relative_no_colon",
             "vllm.binary_mismatch",
