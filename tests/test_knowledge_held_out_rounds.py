@@ -141,34 +141,22 @@ MISSED = {
     },
     "round17_A": {
         GH + "ray-project/ray/issues/25639": "new:ray_multiple_instances",
-        GH + "ray-project/ray/issues/11079": "ray.internal_check_failed",
         GH + "ray-project/ray/issues/10383": "new:ray_monitor_crashed",
-        GH + "Dao-AILab/flash-attention/issues/1763": "cuda.invalid_argument",
         GH + "sgl-project/sglang/pull/8519": "cuda.cudnn_version_mismatch",
     },
     "round17_B": {
         GH + "huggingface/transformers/issues/37367": "hub.unreachable",
-        GH + "Mellanox/k8s-rdma-sriov-dev-plugin/issues/22": "link.rdma_cm_error",
-        GH + "bytedance/byteps/issues/282": "link.rdma_register_memory_failed",
-        GH + "omacom/omakub/issues/387": "docker.daemon_unreachable",
     },
     "round17_C": {
         GH + "modelscope/ms-swift/issues/8043": "nccl.connect_failed",
-        GH + "modelscope/FunCodec/issues/44": "nccl.net_plugin_fallback",
         GH + "ray-project/ray/issues/15960": "ray.system_error",
         GH + "llumnix-project/llumnix-ray/issues/118": "ray.unschedulable_resources",
-        GH + "meta-llama/llama-models/issues/210": "torch.rendezvous_port_in_use",
-        GH + "eugr/spark-vllm-docker/issues/257": "vllm.worker_proc_died",
         GH + "instructlab/instructlab/issues/3466": "new:vllm_wrapper_start_failed",
-        GH + "ray-project/ray/issues/7908": "ray.object_store_full",
         GH + "OpenSecretCloud/opensecret/issues/124": "new:image_sent_to_text_model",
         GH + "vllm-project/vllm/issues/3771": "torch.rendezvous_timeout",
-        GH + "ray-project/ray/issues/65067": "ray.worker_start_timeout",
     },
     "round17_D": {
-        GH + "ut-osa/assise/issues/26": "link.rdma_register_memory_failed",
         GH + "rapidsai/ucx-py/issues/88": "new:ucx_listener_no_transport",
-        GH + "baichuan-inc/Baichuan2/issues/138": "system.process_killed",
     },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
@@ -257,6 +245,13 @@ MISSED = {
 # scoring, no engineer of the session saw it; parts C and D collected after A and B, excluding their threads) was scored
 # once on the session's final table (350e2169), one row dropped as cited by a session-19 sample: A 45/50, B 46/50,
 # C 39/50, D 46/49 (176 of 199, 88%); the session's starting table (0e65981b) names the same 176.
+# Post-hoc (the lead, from each wording's kind, not its one line): docker's daemon line cut before its question, any
+# `ibv_reg_mr failed`, any librdmacm call that failed (rdma_resolve_route ...), the V2 Ray executor's RayWorkerProc,
+# the object store's full line with its figures elided, a worker-registration timeout with its pid elided, NCCL's
+# plugin fallback without its tail, zsh's job report of a killed command, EADDRINUSE by its BSD and Windows codes,
+# flash-attention's `CUDA error (file:line): invalid argument`, glog's fatal Check line with both thread ids: A 47/50,
+# B 49/50, C 44/50, D 48/49 (188 of 199). A resource request that cannot be scheduled right now is Ray's
+# ray.resources_claimed (round 17 C labels it ray.unschedulable_resources): left missed.
 SCORE = {
     "round4": (70, 73),
     "round5": (70, 70),
@@ -282,10 +277,10 @@ SCORE = {
     "round15_B": (51, 54),
     "round16_A": (49, 49),
     "round16_B": (47, 49),
-    "round17_A": (45, 50),
-    "round17_B": (46, 50),
-    "round17_C": (39, 50),
-    "round17_D": (46, 49),
+    "round17_A": (47, 50),
+    "round17_B": (49, 50),
+    "round17_C": (44, 50),
+    "round17_D": (48, 49),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
