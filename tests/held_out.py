@@ -106,9 +106,8 @@ def cited(sources: list[str], test_file: str) -> dict[str, list[str]]:
     held_out |= {str(path.resolve()) for path in (ROOT / "tests").glob("test_knowledge_held_out*.py")}
     mine = held_out | {str(Path(test_file).resolve())}
     index = _citations()
-    assert any(
-        path.endswith(".source") for paths in index.values() for path in paths
-    )  # the samples were read
+    samples_read = any(path.endswith(".source") for paths in index.values() for path in paths)
+    assert samples_read
     found = {}
     for source in sources:
         owner, repo, _kind, number = source.removeprefix("https://github.com/").split("/")[:4]
