@@ -46,9 +46,6 @@ ERRORISH = re.compile(
 NOT_RECOGNISED_SHOWN = 10
 # Outputs of fields a reader reads (`"Error": ""`, `Correctable Error : 0`): a field is no failure line.
 FIELD_KINDS = ("docker-inspect", "docker-ps-json", "ip-json", "gpu-q")
-# nvidia-smi's CSV cell for a field it could not read (`[Unknown Error]`): the GPU reader tells it
-# per row and field, so a row whose only error word is such a cell is no unknown failure line.
-CSV_ERROR_CELL = re.compile(r"\[[\w ]*Error\]")
 # A traceback's frames and carets say where, not what: never listed as not recognised.
 FRAME = re.compile(r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S')
 
@@ -66,7 +63,7 @@ def _knowledge(c: Cleaned, result: dict) -> None:
         if (
             not fields
             and not w.matched
-            and ERRORISH.search(CSV_ERROR_CELL.sub("", line) if gpu_rows else line)
+            and ERRORISH.search(_without_unreadable_cells(line) if gpu_rows else line)
             and not FRAME.search(line)
             and line.strip() not in unknown
         ):
@@ -86,6 +83,15 @@ def _knowledge(c: Cleaned, result: dict) -> None:
                     f"first: {unknown[0][:200]}",
                 )
             )
+
+
+def _without_unreadable_cells(line: str) -> str:
+    """A row of nvidia-smi's output without the cells it could not read (`[Unknown Error]`): the GPU
+    reader tells those per row and field, so a row whose only error word is such a cell is no unknown
+    failure line."""
+    for cell in gpu.UNREADABLE_CELLS:
+        line = line.replace(cell, "")
+    return line
 
 
 def _finding_verdict(f) -> dict:
