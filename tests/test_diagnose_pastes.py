@@ -266,8 +266,11 @@ def test_a_compose_prefix_without_an_index_is_dropped_and_a_loggers_level_column
     log = (DATA / "failures" / "vllm_worker_proc_died_compose.log").read_text()
     cleaned = clean(log)
     assert cleaned.services == {"eap-llm-server-on-arc"}
+    assert diagnose.analyse(log)["compose_services"] == ["eap-llm-server-on-arc"]
+    assert "(compose services: eap-llm-server-on-arc)" in diagnose.as_text(diagnose.analyse(log))
     assert cleaned.text.splitlines()[1].startswith("ERROR 11-08 11:01:29 [multiproc_executor.py:135] Worker")
     spark = clean((DATA / "failures" / "docker_gpu_not_in_container_spark_compose.log").read_text())
     assert "aeon-ultimate-xs" in spark.services and "== CUDA ==" in spark.text.splitlines()
     loguru = "2024-05-01 10:00:00.123 | INFO     | server:main:12 - ready\nINFO     | worker started"
     assert clean(loguru).text == loguru and clean(loguru).services == set()
+    assert "compose_services" not in diagnose.analyse(loguru)

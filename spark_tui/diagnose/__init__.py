@@ -35,6 +35,8 @@ def analyse(text: str, kind: str | None = None) -> dict:
         result["command"] = cleaned.command
     if cleaned.repeated:
         result["summary"]["repeated_lines_folded_by_ray"] = cleaned.repeated
+    if cleaned.services:  # which containers the lines came from, once their prefixes are gone
+        result["compose_services"] = sorted(cleaned.services)
     return result
 
 
@@ -395,6 +397,11 @@ def as_text(result: dict) -> str:
     lines = [
         f"{head}kind: {result['kind']}"
         + (f" (pasted command: {result['command']})" if "command" in result else "")
+        + (
+            f" (compose services: {', '.join(result['compose_services'])})"
+            if "compose_services" in result
+            else ""
+        )
     ]
     for key, value in result["summary"].items():
         if value in (None, [], {}, 0, False, ""):
