@@ -394,12 +394,37 @@ def _entry(**over) -> str:
         ({"figures": "{m: int}"}, "captured by no pattern"),
         ({"fix": "'use {nope}'"}, "no such figure"),
         ({"figures": "{n: number}"}, "figures maps"),
+        ({"when": "'n < limit'"}, "when compares two of its number figures"),
+        ({"when": "'n == n'"}, "when compares two of its number figures"),
     ],
 )
 def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):
     with pytest.raises(KnowledgeError) as err:
         parse_table(_entry(**over), "kb.yaml")
     assert str(err.value).startswith("kb.yaml:entry 1 (x.y): ") and wording in str(err.value)
+
+
+def test_when_tells_two_entries_sharing_a_wording_apart_by_its_figures():
+    """vLLM's `(X in the messages, Y in the completion)` is the prompt's fault only when X alone reaches the limit;
+    a line without the figures is the entry its words say."""
+    wording = "'limit (?P<limit>\\d+) asked(?: (?P<asked>\\d+))?'"
+    over = _entry(
+        id="x.over", patterns=[wording], figures="{limit: int, asked: int}", when="'asked >= limit'"
+    )
+    under = _entry(
+        id="x.under", patterns=[wording], figures="{limit: int, asked: int}", when="'asked < limit'"
+    )
+    m = Matcher(parse_table(over + under.removeprefix("failures:\n"), "kb.yaml"))
+    assert [f.id for f in m.match("limit 10 asked 12")] == ["x.over"]
+    assert [f.id for f in m.match("limit 10 asked 3")] == ["x.under"]
+    assert [f.id for f in m.match("limit 10 asked")] == ["x.over", "x.under"]
+    real = "This model's maximum context length is 4096 tokens. However, you requested 4118 tokens (3118 in the messages"
+    assert [(f.id, f.figures) for f in scan(real + ", 1000 in the completion).")] == [
+        ("vllm.max_tokens_too_large", {"max_len": 4096, "length": 3118, "max_tokens": 1000})
+    ]
+    assert [f.id for f in scan(real.replace("3118", "4100") + ", 18 in the completion).")] == [
+        "vllm.prompt_too_long"
+    ]
 
 
 def test_a_literal_is_counted_in_bytes_so_three_cjk_characters_are_enough():

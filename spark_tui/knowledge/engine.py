@@ -260,8 +260,10 @@ class Matcher:
             if calms:
                 calmed.append(entry.id)
                 continue
-            done.add(entry.id)
             figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
+            if not entry.holds(figures):  # the words are this entry's, the numbers another's (`when`)
+                continue
+            done.add(entry.id)
             _names(entry, figures)
             out.append((entry, figures, (m.start() + shift, m.end() + shift)))
         if len(out) > 1 and any(entry.generic for entry, _, _ in out):

@@ -39,9 +39,13 @@ KEYS = {
     "generic",
     "then",
 }
-KEYS |= {"lookup", "reader", "unless", "aliases"}
+KEYS |= {"lookup", "reader", "unless", "aliases", "when"}
 READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
 IDENT = re.compile(r"[a-z0-9_.]+")
+# `when`: a comparison of two figures (`prompt < max_len`): two entries that share a wording are told
+# apart by its numbers (vLLM says `(X in the messages, Y in the completion)` whichever part is too long)
+WHEN = re.compile(r"\s*(?P<left>\w+)\s*(?P<op><=|>=|<|>)\s*(?P<right>\w+)\s*")
+COMPARE = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__}
 # a shorter literal would let most lines through the prefilter; counted in UTF-8 bytes, for a CJK
 # character is as rare in a log as three ASCII ones (`已杀死`, the shell's `Killed` in Chinese)
 MIN_NEEDLE = 4
@@ -83,6 +87,18 @@ class Entry:
     # Ids of entries merged into this one (two entries had named one failure in two programs'
     # words): a saved finding, a held-out label or a user's note that names an old id still finds it.
     aliases: tuple[str, ...] = ()
+    # (left figure, operator, right figure): a match is this entry only when its figures compare so;
+    # a match that lacks either figure is this entry as its words say
+    when: tuple[str, str, str] | None = None
+
+    def holds(self, figures: dict[str, object]) -> bool:
+        if self.when is None:
+            return True
+        left, op, right = self.when
+        a, b = figures.get(left), figures.get(right)
+        if not isinstance(a, int | float) or not isinstance(b, int | float):
+            return True
+        return COMPARE[op](float(a), float(b))
 
 
 @dataclass(frozen=True)
@@ -238,6 +254,15 @@ def _entry(raw: object, where: str) -> Entry:
     ):
         raise KnowledgeError(f"{where}: lookup maps a figure to a table of code: name")
     known = set(figures) | {f"{k}_name" for k in lookup}
+    when = None
+    if "when" in raw:
+        m = WHEN.fullmatch(str(raw["when"]))
+        numbers = {k for k, t in figures.items() if t != "str"}
+        if not m or {m["left"], m["right"]} - numbers:
+            raise KnowledgeError(
+                f"{where}: when compares two of its number figures with <, <=, > or >= (got {raw['when']!r})"
+            )
+        when = (m["left"], m["op"], m["right"])
     for key in ("title", "means", "fix"):
         names = {n for _, n, _, _ in string.Formatter().parse(str(raw[key])) if n}
         if names - known:
@@ -259,6 +284,7 @@ def _entry(raw: object, where: str) -> Entry:
         reader=reader,
         unless=unless,
         aliases=tuple(aliases),
+        when=when,
     )
 
 
