@@ -48,10 +48,11 @@ class Round:
 
     name: str  # round4: tests/data/held_out/round4.tsv
     new_kind_family: dict[str, str] = field(default_factory=dict)
+    folder: str = "held_out"  # or "training": rounds sampled the same way, then fixed (they are knowledge)
 
     @property
     def path(self) -> Path:
-        return DATA / "held_out" / f"{self.name}.tsv"
+        return DATA / self.folder / f"{self.name}.tsv"
 
     def rows(self) -> list[Row]:
         rows = []
@@ -181,10 +182,11 @@ class PasteRound:
     error finding, else its first finding) is its label; a healthy paste (`-`) when diagnose names no error."""
 
     name: str
+    folder: str = "held_out"
 
     @property
     def path(self) -> Path:
-        return DATA / "held_out" / f"{self.name}.tsv"
+        return DATA / self.folder / f"{self.name}.tsv"
 
     def rows(self) -> list[Paste]:
         return [
@@ -194,7 +196,7 @@ class PasteRound:
         ]
 
     def text(self, row: Paste) -> str:
-        return (DATA / "held_out" / self.name / row.file).read_text(encoding="utf-8", errors="replace")
+        return (DATA / self.folder / self.name / row.file).read_text(encoding="utf-8", errors="replace")
 
     def cited(self, test_file: str) -> dict[str, list[str]]:
         return cited([row.source for row in self.rows()], test_file)
