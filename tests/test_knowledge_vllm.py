@@ -535,6 +535,28 @@ from tests.helpers import found, sample
             "vllm.lmcache_engine_not_registered",
             {"instance": "vllm-instance"},
         ),
+        (
+            "t20a_hf_processor_type_step3",
+            "vllm.hf_processor_wrong_type",
+            {"found": "<class 'transformers.model.llama.tokenization_llama_fast.LlamaTokenizerFast'>"},
+        ),
+        (
+            "t20a_processor_multiple_values_glm4v",
+            "vllm.transformers_mismatch",
+            {"processor": "Glm4vProcessor", "argument": "tokenizer"},
+        ),
+        (
+            "t20a_max_tokens_chars_precheck",
+            "vllm.max_tokens_too_large",
+            {"max_tokens": 131072, "max_len": 131072},
+        ),
+        (
+            "t20a_undefined_symbol_bare_c10_spark",
+            "vllm.binary_mismatch",
+            {"symbol": "_ZN3c1013MessageLoggerC1ENS_14SourceLocationEib"},
+        ),
+        ("t20a_moe_compressed_fp16", "vllm.quant_dtype_unsupported", {"supported": "float16"}),
+        ("t20a_sglang_detokenizer_lowercase", "sglang.detokenizer_unresponsive", {"seconds": 20}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
