@@ -274,3 +274,32 @@ def test_a_compose_prefix_without_an_index_is_dropped_and_a_loggers_level_column
     loguru = "2024-05-01 10:00:00.123 | INFO     | server:main:12 - ready\nINFO     | worker started"
     assert clean(loguru).text == loguru and clean(loguru).services == set()
     assert "compose_services" not in diagnose.analyse(loguru)
+
+
+TRAINING_T20P = DATA / "training" / "pastes_t20p"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        PASTES / "d17_healthy-nccl-tests-broadcast-no-ibverbs-nccltests82.txt",
+        # nccl-tests#107: all_reduce_perf over mpirun on two hosts, its table header printed twice
+        TRAINING_T20P / "14_nccl-tests107.txt",
+    ],
+    ids=lambda p: p.stem,
+)
+def test_the_column_header_of_an_nccl_tests_table_is_no_failure_line(path):
+    """nccl-tests name a results column `error` (`#  size  count  type  redop  time  algbw  busbw  error`):
+    the header is not listed as a line that reads like a failure."""
+    result = diagnose.analyse(path.read_text())
+    assert not any("algbw" in line for line in result.get("not_recognised", []))
+    assert not any("does not recognise" in v["text"] for v in result["verdicts"])
+
+
+def test_the_header_of_a_spawned_childs_traceback_is_no_failure_line():
+    """fairseq#826: torch.multiprocessing.spawn prints `-- Process 3 terminated with the following error:`
+    before the child's traceback; the failure is NCCL's refused connection above it, and the header is
+    no line of its own to list as not recognised."""
+    result = diagnose.analyse((TRAINING_T20P / "09_fairseq826.txt").read_text())
+    assert [f["id"] for f in result["findings"]] == ["nccl.connect_failed"]
+    assert "not_recognised" not in result

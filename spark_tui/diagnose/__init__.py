@@ -48,8 +48,16 @@ ERRORISH = re.compile(
 NOT_RECOGNISED_SHOWN = 10
 # Outputs of fields a reader reads (`"Error": ""`, `Correctable Error : 0`): a field is no failure line.
 FIELD_KINDS = ("docker-inspect", "docker-ps-json", "ip-json", "gpu-q")
-# A traceback's frames and carets say where, not what: never listed as not recognised.
-FRAME = re.compile(r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S')
+# A traceback's frames and carets say where, not what: never listed as not recognised. So does
+# torch.multiprocessing.spawn's header of a child's traceback (`-- Process 3 terminated with the
+# following error:`): the error is the traceback after it.
+FRAME = re.compile(
+    r'File "|Traceback \(most recent call last\)|\^\^\^|\]\s{2,}\S'
+    r"|^-- Process \d+ terminated with the following error:"
+)
+# A column header of nccl-tests' results table (`#  size  count  type  redop  time  algbw  busbw  error`,
+# `#wrong` in newer releases): `error` names a column there, the run's own lines come after it.
+TABLE_HEADER = re.compile(r"^#.*\balgbw\s+busbw\b")
 
 
 def _knowledge(c: Cleaned, result: dict) -> None:
@@ -67,6 +75,7 @@ def _knowledge(c: Cleaned, result: dict) -> None:
             and not w.matched
             and ERRORISH.search(_without_unreadable_cells(line) if gpu_rows else line)
             and not FRAME.search(line)
+            and not TABLE_HEADER.search(line)
             and line.strip() not in unknown
         ):
             unknown.append(line.strip())
