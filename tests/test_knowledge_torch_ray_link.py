@@ -280,6 +280,28 @@ from tests.helpers import DATA, SAMPLES, found
             "nccl.ibv_call_failed",
             {"call": "ibv_reg_mr_iova2", "error": "Cannot allocate memory"},
         ),
+        ("t20b_ucx_dct_rtr", "link.qp_rtr_failed", {"to_state": "RTR", "error": "Invalid argument"}),
+        (
+            "t20b_ucx_rc_qp_rtr_mtt",
+            "link.qp_rtr_failed",
+            {"to_state": "RTR", "error": "Resource temporarily unavailable"},
+        ),
+        (
+            "t20b_ucx_query_device_ioctl",
+            "link.rdma_userspace_kernel_mismatch",
+            {"device": "mlx5_0", "error": "Inappropriate ioctl for device"},
+        ),
+        (
+            "t20b_ucx_devx_event_channel_mofed5_on_mofed4",
+            "link.rdma_userspace_kernel_mismatch",
+            {"call": "mlx5dv_devx_create_event_channel", "error": "Protocol not supported"},
+        ),
+        ("t20b_ucx_no_sockaddr_aux", "link.ucx_unreachable", {"device": "mlx5_4:1"}),
+        (
+            "t20b_ray_fs_monitor_95_wrapped",
+            "ray.spill_disk_full",
+            {"path": "/tmp/ray/session_2023-06-29_11-21-28_818264_5598", "threshold": "95"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
