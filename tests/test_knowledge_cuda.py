@@ -339,6 +339,14 @@ from tests.helpers import SAMPLES, found
         ("g19cuda_paddle_oom", "cuda.out_of_memory", {"gpu": 0, "tried_gib": 0.055}),
         ("g19cuda_theano_device_oom", "cuda.out_of_memory", {"tried_gib": 0.031}),
         ("g19cuda_hfhub_500_title", "hub.server_error", {"status": 500, "reason": "Internal Server Error"}),
+        (
+            "t20c_ggml_cublas_not_supported",
+            "cuda.cublas_error",
+            {"message": "the requested functionality is not supported"},
+        ),
+        ("t20c_nvcc_cicc_killed_cudf_build", "system.build_killed", {"program": "cicc"}),
+        ("t20c_gcc_cc1plus_killed_make_j4", "system.build_killed", {"program": "cc1plus"}),
+        ("t20c_collect2_ld_killed_polish_locale", "system.build_killed", {"program": "ld"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
