@@ -152,8 +152,7 @@ MISSED = {
         GH + "instructlab/instructlab/issues/3466": "new:vllm_wrapper_start_failed",
         GH + "vllm-project/vllm/issues/3771": "torch.rendezvous_timeout",
     },
-    "round17_D": {
-    },
+    "round17_D": {},
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
