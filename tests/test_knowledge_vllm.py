@@ -557,6 +557,21 @@ from tests.helpers import found, sample
         ),
         ("t20a_moe_compressed_fp16", "vllm.quant_dtype_unsupported", {"supported": "float16"}),
         ("t20a_sglang_detokenizer_lowercase", "sglang.detokenizer_unresponsive", {"seconds": 20}),
+        (
+            "t20e_llamafactory_limit_mm_kwarg_py39",
+            "vllm.unrecognized_arguments",
+            {"args": "limit_mm_per_prompt"},
+        ),
+        (
+            "t20e_openrlhf_llmengine_no_model_executor",
+            "vllm.api_version_mismatch",
+            {"object": "LLMEngine", "attribute": "model_executor"},
+        ),
+        ("t20e_qwen2_tools_extra_forbidden", "vllm.request_field_unknown", {"field": "tool_choice"}),
+        ("t20e_runpod_functions_extra_forbidden", "vllm.request_field_unknown", {"field": "functions"}),
+        ("t20e_lm_eval_messages_field_required", "vllm.request_field_missing", {"field": "messages"}),
+        ("t20e_openrs_trl_server_not_up", "vllm.rl_vllm_server_waiting", {"seconds": 2.0}),
+        ("t20e_gpustack_no_backend_image", "gpustack.backend_image_missing", {"backend": "vLLM"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
