@@ -347,6 +347,22 @@ from tests.helpers import SAMPLES, found
         ("t20c_nvcc_cicc_killed_cudf_build", "system.build_killed", {"program": "cicc"}),
         ("t20c_gcc_cc1plus_killed_make_j4", "system.build_killed", {"program": "cc1plus"}),
         ("t20c_collect2_ld_killed_polish_locale", "system.build_killed", {"program": "ld"}),
+        (
+            "t20h_bnb_native_library_cpu_so_missing",
+            "cuda.bitsandbytes_setup_failed",
+            {"library": "/data1/prd/bitsandbytes/bitsandbytes/libbitsandbytes_cuda121.so"},
+        ),
+        (
+            "t20h_ggml_loader_reads_gguf_docker",
+            "hub.gguf_ggml_format_mismatch",
+            {"found": "46554747", "found_name": "GGUF"},
+        ),
+        (
+            "t20h_gguf_loader_reads_ggml_llama_gpt",
+            "hub.gguf_ggml_format_mismatch",
+            {"found": "67676a74", "found_name": "GGML (ggjt)"},
+        ),
+        ("t20h_gguf_loader_reads_ggml_quantize", "hub.gguf_ggml_format_mismatch", {"found": "tjgg"}),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
