@@ -557,6 +557,27 @@ from tests.helpers import found, sample
         ),
         ("t20a_moe_compressed_fp16", "vllm.quant_dtype_unsupported", {"supported": "float16"}),
         ("t20a_sglang_detokenizer_lowercase", "sglang.detokenizer_unresponsive", {"seconds": 20}),
+        ("t20i_decord_missing", "vllm.video_support_missing", {"package": "decord", "modality": None}),
+        (
+            "t20i_ray_classmethodnode_tensor_transport",
+            "vllm.ray_version_unsupported",
+            {"attribute": "with_tensor_transport", "required": None, "found": None},
+        ),
+        (
+            "t20i_eagle_proposer_no_positions",
+            "vllm.spec_decode_proposer_bug",
+            {"object": "EagleProposer", "attribute": "positions"},
+        ),
+        (
+            "t20i_pp_runner_no_drafter",
+            "vllm.spec_decode_proposer_bug",
+            {"object": "GPUModelRunner", "attribute": "drafter"},
+        ),
+        (
+            "t20i_tgi_exllamav2_kernels_missing",
+            "tgi.exllama_kernels_missing",
+            {"kernels": "exllamav2_kernels"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
