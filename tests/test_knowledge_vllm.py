@@ -572,6 +572,27 @@ from tests.helpers import found, sample
         ("t20e_lm_eval_messages_field_required", "vllm.request_field_missing", {"field": "messages"}),
         ("t20e_openrs_trl_server_not_up", "vllm.rl_vllm_server_waiting", {"seconds": 2.0}),
         ("t20e_gpustack_no_backend_image", "gpustack.backend_image_missing", {"backend": "vLLM"}),
+        ("t20i_decord_missing", "vllm.video_support_missing", {"package": "decord", "modality": None}),
+        (
+            "t20i_ray_classmethodnode_tensor_transport",
+            "vllm.ray_version_unsupported",
+            {"attribute": "with_tensor_transport", "required": None, "found": None},
+        ),
+        (
+            "t20i_eagle_proposer_no_positions",
+            "vllm.spec_decode_proposer_bug",
+            {"object": "EagleProposer", "attribute": "positions"},
+        ),
+        (
+            "t20i_pp_runner_no_drafter",
+            "vllm.spec_decode_proposer_bug",
+            {"object": "GPUModelRunner", "attribute": "drafter"},
+        ),
+        (
+            "t20i_tgi_exllamav2_kernels_missing",
+            "tgi.exllama_kernels_missing",
+            {"kernels": "exllamav2_kernels"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
