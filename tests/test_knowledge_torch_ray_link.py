@@ -302,6 +302,21 @@ from tests.helpers import DATA, SAMPLES, found
             "ray.spill_disk_full",
             {"path": "/tmp/ray/session_2023-06-29_11-21-28_818264_5598", "threshold": "95"},
         ),
+        (
+            "t20f_ucx_ibv_create_ah_timed_out",
+            "link.rdma_address_handle_failed",
+            {"device": "mlx5_1", "error": "Connection timed out"},
+        ),
+        (
+            "t20f_ompi_ucx_create_ah_invalid_argument",
+            "link.rdma_address_handle_failed",
+            {"device": "rocep33s0f1", "error": "Invalid argument"},
+        ),
+        (
+            "t20f_tensorpipe_rpc_broken_pipe",
+            "torch.rpc_peer_lost",
+            {"agent": "0", "peer": "27", "error": "sendmsg: Broken pipe"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
