@@ -16,19 +16,21 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
+    # TVM's generic check; the line never says FlashInfer
+    GH + "flashinfer-ai/flashinfer/pull/3989": "TVM's `Check failed: (ok) is false`",
+    # a plugin's method called with a keyword it lacks: any Python program prints it
     GH
-    + "flashinfer-ai/flashinfer/pull/3989": "TVM's generic `Check failed: (ok) is false`: the line never says FlashInfer",
-    GH
-    + "tonyd2wild/DeepSeek-v4-Flash-Vision-Exp-DSpark-1M-NVFP4-KV-2x-DGX-Spark/issues/11": "a plain TypeError of a "
-    "plugin's method: any program prints it",
-    GH
-    + "OpenRLHF/OpenRLHF/issues/744": "Ray's `Unhandled error (suppress with ...)` wrapper: its cause is on the lines "
-    "after it, which samples name (the wrapper stays unnamed)",
-    GH
-    + "meta-pytorch/torchcomms/pull/2358": "a TCPStore reset that a retry overcame: the line is a real loss's, only "
-    "the thread shows it recovered",
-    GH
-    + "NVIDIA/nccl-tests/issues/107": "each process its own rank 0 (nccl-tests built without MPI=1): no line says it",
+    + "tonyd2wild/DeepSeek-v4-Flash-Vision-Exp-DSpark-1M-NVFP4-KV-2x-DGX-Spark/issues/11": "a plain TypeError",
+    # its cause is on the lines after it, which samples name; the wrapper stays unnamed
+    GH + "OpenRLHF/OpenRLHF/issues/744": "Ray's `Unhandled error (suppress with ...)` wrapper",
+    # the line is a real loss's; only the thread shows that a retry overcame it
+    GH + "meta-pytorch/torchcomms/pull/2358": "a TCPStore reset that a retry overcame",
+    # nccl-tests built without MPI=1: no line says so
+    GH + "NVIDIA/nccl-tests/issues/107": "each process its own rank 0",
+    # no kind of the serving stack says why the backend answered 503
+    GH + "open-webui/open-webui/issues/9419": "aiohttp's 503 from a llama.cpp backend",
+    # a bug of one program
+    GH + "gpustack/gpustack/issues/568": "GPUStack's KeyError 'usage'",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
