@@ -17,6 +17,14 @@ NEW_KINDS = {
     "new:ray_multiple_instances": "ray",
     "new:ray_monitor_crashed": "ray",
     "new:vllm_wrapper_start_failed": "vllm",
+    "new:exception_rewrap_failed": "vllm",
+    "new:launcher_mod_patch_failed": "vllm",
+    "new:reasoning_parser_token_invalid": "vllm",
+    "new:ray_fractional_resource": "ray",
+    "new:ray_start_invalid_option": "ray",
+    "new:rdma_cq_create_failed": "link",
+    "new:rdma_post_send_failed": "link",
+    "new:ucx_gpu_lane_unavailable": "link",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -46,6 +54,10 @@ PARTS = (
     "round17_B",
     "round17_C",
     "round17_D",
+    "round18_A",
+    "round18_B",
+    "round18_C",
+    "round18_D",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -150,6 +162,40 @@ MISSED = {
         GH + "vllm-project/vllm/issues/3771": "torch.rendezvous_timeout",
     },
     "round17_D": {},
+    "round18_A": {
+        GH + "Blackwellboy/model-serving-minefield/issues/110": "sglang.attention_backend_unsupported",
+        GH + "vllm-project/vllm-ascend/issues/8409": "vllm.unknown_model_type",
+        GH + "eugr/spark-vllm-docker/issues/328": "new:launcher_mod_patch_failed",
+        GH + "BerriAI/litellm/issues/9367": "vllm.api_route_not_found",
+        GH + "sgl-project/sglang/issues/24843": "new:reasoning_parser_token_invalid",
+        GH + "huggingface/text-generation-inference/issues/3137": "docker.executable_not_found",
+        GH + "ROCm/vllm/issues/696": "vllm.weight_shape_mismatch",
+        GH + "xorbitsai/inference/issues/3390": "new:exception_rewrap_failed",
+        GH + "SystemPanic/flashinfer-windows/issues/6": "vllm.flashinfer_jit_failed",
+        GH + "runpod-workers/worker-vllm/issues/199": "docker.container_crashed",
+        GH + "vllm-project/vllm/issues/28363": "vllm.marlin_invalid_shape",
+    },
+    "round18_B": {
+        GH + "skypilot-org/skypilot/issues/5315": "new:ray_start_invalid_option",
+        GH + "ray-project/ray/issues/37241": "new:ray_fractional_resource",
+        GH + "ray-project/ray/issues/44296": "ray.thread_limit",
+        GH + "ray-project/ray/issues/10585": "system.too_many_open_files",
+        GH + "sgl-project/sglang/pull/27894": "new:rdma_cq_create_failed",
+        GH + "PaddlePaddle/FastDeploy/pull/8091": "new:rdma_post_send_failed",
+        GH + "ai-dynamo/nixl/issues/1110": "new:ucx_gpu_lane_unavailable",
+        GH + "openucx/ucx/pull/11220": "link.ucx_net_devices_unavailable",
+        GH + "pytorch/pytorch/pull/129985": "torch.store_connection_lost",
+        GH + "LittlePey/SFD/issues/34": "vllm.port_in_use",
+    },
+    "round18_C": {
+        GH + "inindev/nanopi-r5/issues/23": "system.nvme_timeout",
+        GH + "moby/moby/issues/47418": "system.oom_killer",
+        GH + "NVIDIA/open-gpu-kernel-modules/issues/935": "driver.rm_init_failed",
+    },
+    "round18_D": {
+        GH + "mikesvoboda/nemotron-v3-home-security-intelligence/issues/1386": "hub.cache_not_writable",
+        GH + "index-tts/index-tts/issues/424": "cuda.cublas_error",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -248,6 +294,11 @@ MISSED = {
 # to them (C opensecret#124: vllm.mm_input_text_only_model, D ucx-py#88: link.ucx_listener_no_transport): C 45/50,
 # D 49/49. Session 20's training rounds (helper t20h: FlashInfer's cuDNN version checks read in its source, urllib3's
 # timeout to a Hub host on its own) made two more right: A 48/50, B 50/50.
+# Round 18 (four blind parts collected at once at the start of session 20, each in its own families, labels committed
+# before any scoring, no engineer of the session saw it) was scored once on the session's final table (84dc8774), 18
+# rows dropped as threads the session's training rounds (sampled the same way, at the same time) cite: A 34/45,
+# B 34/44, C 47/50, D 43/45 (158 of 184, 86%); the session's starting table (42e3a09c) names 157 (A 33: ms-swift#7065's
+# LLMEngine internals, named since a training round).
 SCORE = {
     "round4": (70, 73),
     "round5": (70, 70),
@@ -277,6 +328,10 @@ SCORE = {
     "round17_B": (50, 50),
     "round17_C": (45, 50),
     "round17_D": (49, 49),
+    "round18_A": (34, 45),
+    "round18_B": (34, 44),
+    "round18_C": (47, 50),
+    "round18_D": (43, 45),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
@@ -284,7 +339,8 @@ NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.so
 @pytest.mark.parametrize("name", ROUNDS)
 def test_a_round_is_independent_of_everything_the_project_cites(name):
     rows = ROUNDS[name].rows()
-    assert len(rows) >= (70 if name in WHOLE else 45) and well_formed(rows)
+    # a part loses the rows whose threads its session's samples came to cite (round 18 B: 6 of 50)
+    assert len(rows) >= (70 if name in WHOLE else 40) and well_formed(rows)
     assert ROUNDS[name].cited(__file__) == {}
     assert ROUNDS[name].unknown_labels() == []
 
