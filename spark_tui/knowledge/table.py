@@ -8,6 +8,7 @@ taken from. A malformed entry is refused with `file:entry: what is wrong`, never
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import re._constants as sre_c  # the regex parser's opcodes: to find each pattern's literal
 import re._parser as sre_parse
@@ -45,7 +46,7 @@ IDENT = re.compile(r"[a-z0-9_.]+")
 # `when`: a comparison of two figures (`prompt < max_len`): two entries that share a wording are told
 # apart by its numbers (vLLM says `(X in the messages, Y in the completion)` whichever part is too long)
 WHEN = re.compile(r"\s*(?P<left>\w+)\s*(?P<op><=|>=|<|>)\s*(?P<right>\w+)\s*")
-COMPARE = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__}
+COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 # a shorter literal would let most lines through the prefilter; counted in UTF-8 bytes, for a CJK
 # character is as rare in a log as three ASCII ones (`已杀死`, the shell's `Killed` in Chinese)
 MIN_NEEDLE = 4
@@ -98,7 +99,7 @@ class Entry:
         a, b = figures.get(left), figures.get(right)
         if not isinstance(a, int | float) or not isinstance(b, int | float):
             return True
-        return COMPARE[op](float(a), float(b))
+        return COMPARE[op](a, b)
 
 
 @dataclass(frozen=True)
