@@ -206,21 +206,26 @@ class PasteRound:
         first, _, everything = named(self.text(row))
         return first, everything
 
+    def judged(self, row: Paste) -> tuple[bool, bool, str]:
+        """(whether diagnose names the paste's label first, whether anywhere, the id it names first). A healthy
+        paste (`-`) is right when no error is named (a warning may be)."""
+        cause, named = self.cause(row)
+        if row.label == "-":
+            ok = cause == "-" or not _is_error(cause)
+            return ok, ok, cause
+        want = label_ids(row.label)
+        anywhere = bool(want & {table().canonical(one) for one in named})
+        return {table().canonical(cause)} == want, anywhere, cause
+
     def score(self) -> tuple[int, int, dict[str, tuple[str, str]]]:
         """(pastes whose cause is named first, pastes whose label is named anywhere, {file: (label, named first)}
         of the misses)."""
         first = anywhere = 0
         missed = {}
         for row in self.rows():
-            cause, named = self.cause(row)
-            want = label_ids(row.label)
-            if row.label == "-":  # healthy: no error named (a warning may be)
-                ok = cause == "-" or not _is_error(cause)
-                anywhere += ok
-            else:
-                ok = {table().canonical(cause)} == want
-                anywhere += bool(want & {table().canonical(one) for one in named})
+            ok, seen, cause = self.judged(row)
             first += ok
+            anywhere += seen
             if not ok:
                 missed[row.file] = (row.label, cause)
         return first, anywhere, missed

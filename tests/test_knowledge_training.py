@@ -6,7 +6,7 @@ why). Each file's header tells how it was collected and its first-look and final
 
 import pytest
 
-from spark_tui.knowledge import scan, table
+from spark_tui.knowledge import scan
 from tests.held_out import PasteRound, Round, label_ids, well_formed
 from tests.helpers import DATA
 
@@ -61,10 +61,5 @@ def test_a_training_line_is_named_as_labelled(name, row):
 
 @pytest.mark.parametrize(("name", "row"), PASTE_ROWS, ids=[f"{n}:{r.file}" for n, r in PASTE_ROWS])
 def test_a_training_paste_names_its_cause_first(name, row):
-    one = PASTES[name]
-    first, _ = one.cause(row)
-    if row.label == "-":
-        right = first == "-" or table().by_id(first).severity != "error"
-    else:
-        right = label_ids(row.label) == label_ids(first)
+    right, _, first = PASTES[name].judged(row)
     assert right != (row.source in LEFT), (row.what, first, LEFT.get(row.source, ""))
