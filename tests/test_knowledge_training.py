@@ -31,6 +31,11 @@ LEFT = {
     GH + "open-webui/open-webui/issues/9419": "aiohttp's 503 from a llama.cpp backend",
     # a bug of one program
     GH + "gpustack/gpustack/issues/568": "GPUStack's KeyError 'usage'",
+    # a bare 500 passed on by an agent: the server's log holds why
+    GH + "FoundationAgents/OpenManus/issues/827": "the OpenAI client's `Internal Server Error`",
+    # internal assertions of TensorRT-LLM; the threads show no one cause an operator could act on
+    GH + "NVIDIA/TensorRT-LLM/issues/699": "TensorRT-LLM's `mNextBlocks.empty()` assertion",
+    GH + "NVIDIA/TensorRT-LLM/issues/5389": "TensorRT-LLM's `Error occurred when running GEMM!`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
