@@ -36,6 +36,11 @@ LEFT = {
     # internal assertions of TensorRT-LLM; the threads show no one cause an operator could act on
     GH + "NVIDIA/TensorRT-LLM/issues/699": "TensorRT-LLM's `mNextBlocks.empty()` assertion",
     GH + "NVIDIA/TensorRT-LLM/issues/5389": "TensorRT-LLM's `Error occurred when running GEMM!`",
+    # torch's words for a vLLM op missing from torch.ops.vllm on a Jetson source build: the thread never says why
+    GH + "vllm-project/vllm/issues/2021": "'_OpNamespace' 'vllm' object has no attribute ...",
+    # TGI logs it when it falls back to models without flash attention: harmless there (a held-out round's TGI#211)
+    GH
+    + "huggingface/text-generation-inference/issues/533": "TGI's `GPU with CUDA capability 7 0 is not supported`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
