@@ -31,6 +31,9 @@ LEFT = {
     GH + "open-webui/open-webui/issues/9419": "aiohttp's 503 from a llama.cpp backend",
     # a bug of one program
     GH + "gpustack/gpustack/issues/568": "GPUStack's KeyError 'usage'",
+    # Triton's bare PTXASError heads every ptxas failure and reads as cuda.ptxas_unknown_arch (a Spark's usual cause); this
+    # thread's cause is the ptxas line after it ('Feature ... not supported on .target'), cuda.ptxas_unsupported_instruction
+    GH + "sgl-project/sglang/issues/8879": "Triton's bare `Internal Triton PTX codegen error`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
