@@ -41,6 +41,9 @@ LEFT = {
     # TGI logs it when it falls back to models without flash attention: harmless there (a held-out round's TGI#211)
     GH
     + "huggingface/text-generation-inference/issues/533": "TGI's `GPU with CUDA capability 7 0 is not supported`",
+    # Triton's bare PTXASError heads every ptxas failure and reads as cuda.ptxas_unknown_arch (a Spark's usual cause); this
+    # thread's cause is the ptxas line after it ('Feature ... not supported on .target'), cuda.ptxas_unsupported_instruction
+    GH + "sgl-project/sglang/issues/8879": "Triton's bare `Internal Triton PTX codegen error`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
