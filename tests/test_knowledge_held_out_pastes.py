@@ -46,6 +46,12 @@ MISSED = {
         "28_nccl1099.txt": ("nccl.system_error", "-"),
         "34_unsloth9919.txt": ("new:unified_memory_oversized_load", "-"),
     },
+    "pastes6": {
+        "04_LlamaFactory7458.txt": ("new:sglang_api_version_mismatch", "-"),
+        "06_llama.vim36.txt": ("new:llamacpp_invalid_argument", "vllm.unrecognized_arguments"),
+        "12_kuberay2676.txt": ("new:ray_job_agent_unavailable", "-"),
+        "13_rill-flow100.txt": ("docker.no_arm64_manifest", "-"),
+    },
 }
 # (pastes whose cause diagnose names first, pastes whose label it names anywhere, pastes), per round.
 # pastes1: scored once, blind, on session 17's final table: 30 of 36 (83%); the session's starting table (4d7e1ad)
@@ -74,6 +80,7 @@ SCORE = {
     "pastes3": (28, 29, 35),
     "pastes4": (28, 28, 31),
     "pastes5": (26, 27, 34),
+    "pastes6": (28, 28, 32),
 }
 ROUNDS = {name: PasteRound(name) for name in SCORE}
 PASTES = [(name, row) for name, one in ROUNDS.items() for row in one.rows()]
