@@ -93,6 +93,7 @@ class Finding:
     line: str
     source: str
     secondary: bool = False
+    generic: bool = False  # a catch-all entry's (README: `generic`)
     node: str = ""
     count: int = 1
     span: tuple[int, int] = (0, 0)  # where the wording matched, in `line`
@@ -295,6 +296,7 @@ class Matcher:
             line=kept,
             source=entry.source[0],
             secondary=entry.secondary,
+            generic=entry.generic,
             span=span,
         )
 
@@ -423,11 +425,12 @@ class Watch:
         return pos
 
     def ranked(self) -> list[Finding]:
-        """Primary failures before what follows from them, errors before warnings, in log order;
-        not an entry that a line of the stream made normal (`unless:`)."""
+        """Primary failures before what follows from them, errors before warnings, what names a failure
+        before a catch-all (a cuDNN status said before the kernel fault that broke the context), in log
+        order; not an entry that a line of the stream made normal (`unless:`)."""
         order = {"error": 0, "warn": 1, "info": 2}
         kept = [f for f in self.findings.values() if f.id not in self.calm]
-        return sorted(kept, key=lambda f: (f.secondary, order[f.severity]))
+        return sorted(kept, key=lambda f: (f.secondary, order[f.severity], f.generic))
 
     def cause(self) -> Finding | None:
         """The failure to name: the first primary error, else the first error of any kind."""
