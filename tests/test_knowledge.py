@@ -396,6 +396,8 @@ def _entry(**over) -> str:
         ({"figures": "{n: number}"}, "figures maps"),
         ({"when": "'n < limit'"}, "when compares two of its number figures"),
         ({"when": "'n == n'"}, "when compares two of its number figures"),
+        ({"exceptions": "['Err']"}, "exceptions is a list of exception classes"),
+        ({"exceptions": "['raise X(y)']"}, "exceptions is a list of exception classes"),
     ],
 )
 def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):
@@ -425,6 +427,35 @@ def test_when_tells_two_entries_sharing_a_wording_apart_by_its_figures():
     assert [f.id for f in scan(real.replace("3118", "4100") + ", 18 in the completion).")] == [
         "vllm.prompt_too_long"
     ]
+
+
+def test_an_exception_class_names_its_entry_only_when_the_lines_words_name_none():
+    """Ray prints `ray.exceptions.RuntimeEnvSetupError` alone on a line and the reason below it; huggingface_hub's
+    classes carry any message. The class is the failure's kind, so it names its entry (`exceptions:`), but an entry
+    named by the line's words comes first, and a line of code or a retry that mentions the class is no failure."""
+    assert [f.id for f in scan("ray.exceptions.RuntimeEnvSetupError")] == ["ray.runtime_env_failed"]
+    assert [f.id for f in scan("huggingface_hub.errors.GatedRepoError: something new went wrong")] == [
+        "hub.gated"
+    ]
+    # a dotted name: torch's OutOfMemoryError is not Ray's memory monitor
+    assert [f.id for f in scan("ray.exceptions.OutOfMemoryError: Task was killed")] == [
+        "ray.memory_monitor_kill"
+    ]
+    assert [f.id for f in scan("torch.OutOfMemoryError: a new wording")] == ["cuda.out_of_memory"]
+    for code in (
+        "    except GatedRepoError:",
+        "    raise GatedRepoError(message, response=response) from e",
+        "Retrying call in 0.8 seconds as it raised GetTimeoutError: slow.",
+        "NotGatedRepoError: x",
+        "GatedRepoError, RepositoryNotFoundError and friends",
+    ):
+        assert scan(code) == [], code
+    # the words name the port in use: torch's DistNetworkError (a lost store connection by its class) gives way
+    words = (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use"
+    )
+    assert "torch.store_connection_lost" not in {f.id for f in scan(words)} and scan(words)
 
 
 def test_a_literal_is_counted_in_bytes_so_three_cjk_characters_are_enough():

@@ -9,6 +9,7 @@ match.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from bisect import bisect_right
@@ -245,6 +246,7 @@ class Matcher:
         out: list[tuple[Entry, dict[str, object], tuple[int, int]]] = []
         done: set[str] = set()
         calmed: list[str] = []
+        by_class: set[str] = set()  # entries this line names by an exception's class alone
         lead = -1  # where the words begin after the line's decoration: found when first needed
         for i in candidates:
             entry, pattern, calms = self._items[i]
@@ -265,8 +267,13 @@ class Matcher:
             if not entry.holds(figures):  # the words are this entry's, the numbers another's (`when`)
                 continue
             done.add(entry.id)
+            if pattern.by_class:
+                by_class.add(entry.id)
             _names(entry, figures)
             out.append((entry, figures, (m.start() + shift, m.end() + shift)))
+        if by_class and len(out) > len(by_class):
+            # An exception's class gives way to an entry the line's words name (README: `exceptions`).
+            out = [found for found in out if found[0].id not in by_class]
         if len(out) > 1 and any(entry.generic for entry, _, _ in out):
             # A catch-all gives way to what names the line more closely (README: `generic`).
             specific = [found for found in out if not found[0].generic]
@@ -331,6 +338,13 @@ LINE_KEPT = 400  # a finding keeps at most this much of its line, around the mat
 THEN_WINDOW = 40  # lines after a match in which its `then:` patterns may add figures
 
 
+@functools.cache
+def default_matcher() -> Matcher:
+    """The packaged table's matcher, built once: its automaton of some 2,800 literals takes tens of
+    milliseconds to build, more than scanning a long paste with it. A Matcher holds no state of a stream."""
+    return Matcher()
+
+
 @dataclass
 class Watch:
     """A stream of lines (one container's log, one pasted file): findings, each once, counted.
@@ -339,7 +353,7 @@ class Watch:
     repeats a worker's error on every retry)."""
 
     node: str = ""
-    matcher: Matcher = field(default_factory=Matcher)
+    matcher: Matcher = field(default_factory=default_matcher)
     findings: dict[tuple, Finding] = field(default_factory=dict)
     # Findings whose `then:` patterns still read figures: (finding, next pattern, lines left).
     _open: list[tuple[Finding, int, int]] = field(default_factory=list)

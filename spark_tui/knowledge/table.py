@@ -40,7 +40,7 @@ KEYS = {
     "generic",
     "then",
 }
-KEYS |= {"lookup", "reader", "unless", "aliases", "when"}
+KEYS |= {"lookup", "reader", "unless", "aliases", "when", "exceptions"}
 READERS = ("ethtool", "ethtool-i")  # format readers of diagnose that name an entry instead of a line
 IDENT = re.compile(r"[a-z0-9_.]+")
 # `when`: a comparison of two figures (`prompt < max_len`): two entries that share a wording are told
@@ -59,6 +59,22 @@ class Pattern:
     # `^` somewhere, but not as the start of a lookahead over the whole line (`^(?!...)`): the
     # engine tries such a pattern again after a log collector's prefix (engine.DECORATION)
     anchored: bool = False
+    # made from the entry's `exceptions:`: the line names only the exception's class, and gives way
+    # to an entry that the line's words name (engine.Matcher.raw)
+    by_class: bool = False
+
+
+# An exception class (`GatedRepoError`) or a dotted name when the class alone is ambiguous
+# (`ray.exceptions.OutOfMemoryError`): the final line of a traceback, with any message or none.
+EXCEPTION = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def exception_pattern(name: str) -> Pattern:
+    """The line a Python traceback ends with for `name`: the class (after any module path when the
+    name is bare), then `: message` or nothing; not `except X:`, `raise X(...)`, a retry's `as it raised X: ...` or `X,` in a sentence."""
+    before = r"(?<![\w.])" if "." in name else r"(?<!\w)"
+    regex = before + r"(?<!raise )(?<!raised )" + re.escape(name) + r"(?=:\s*\S|\s*$)"
+    return Pattern(re.compile(regex), name.rsplit(".", 1)[-1], False, True)
 
 
 @dataclass(frozen=True)
@@ -234,6 +250,15 @@ def _entry(raw: object, where: str) -> Entry:
         patterns: tuple[Pattern, ...] = ()
     else:
         patterns = _patterns(raw.get("patterns"), f"{where}: patterns")
+    classes = raw.get("exceptions") or []
+    if not isinstance(classes, list) or not all(
+        isinstance(c, str) and EXCEPTION.fullmatch(c) and len(c.rsplit(".", 1)[-1]) >= MIN_NEEDLE
+        for c in classes
+    ):
+        raise KnowledgeError(
+            f"{where}: exceptions is a list of exception classes (`GatedRepoError`, `ray.exceptions.OutOfMemoryError`)"
+        )
+    patterns += tuple(exception_pattern(c) for c in classes)
     then = _patterns(raw["then"], f"{where}: then") if "then" in raw else ()
     unless = _patterns(raw["unless"], f"{where}: unless") if "unless" in raw else ()
     figures = raw.get("figures") or {}

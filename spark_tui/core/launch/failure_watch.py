@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from spark_tui.core.launch.events import Diagnosis
-from spark_tui.knowledge import Finding, Matcher, Watch
+from spark_tui.knowledge import Finding, Watch, default_matcher
 from spark_tui.parsers.ray_lines import origin_ip
 
 
@@ -49,7 +49,7 @@ def cause_text(f: Finding, how: str = "", read_in: str = "", origin: str = "", l
 class FailureWatch:
     def __init__(self, emit: Callable[[Any], object]):
         self.emit = emit
-        self.matcher = Matcher()  # one prefilter for every node
+        self.matcher = default_matcher()  # one prefilter for every node
         self.watches: dict[str, Watch] = {}
 
     def watch(self, node: str) -> Watch:

@@ -7,7 +7,7 @@ import re
 
 from spark_tui.diagnose.formats.values import finding_verdict, verdict
 from spark_tui.diagnose.paste import Cleaned
-from spark_tui.knowledge import Matcher
+from spark_tui.knowledge import default_matcher
 
 MODE = re.compile(r"\b(\d+)base[A-Za-z0-9]*(?:/\w+)?")
 SPEED = re.compile(r"^\s*Speed:\s*(?:(?P<mbps>\d+)Mb/s|(?P<other>\S+))", re.M)
@@ -21,7 +21,7 @@ def _modes(block: str, label: str) -> list[str]:
 
 
 def read_ethtool(c: Cleaned) -> dict:
-    matcher = Matcher()
+    matcher = default_matcher()
     ports = []
     verdicts = []
     findings = []
@@ -102,7 +102,7 @@ def read_ethtool_i(c: Cleaned, unnamed: str = "this port") -> dict:
     # Several `ethtool -i` runs in one paste: a port per `driver:` line, named by the run before it
     names = [m.group(1) for m in re.finditer(r"ethtool -i (\S+)", "\n".join(c.commands) + "\n" + c.text)]
     blocks = re.split(r"^(?=driver:)", c.text, flags=re.M)[1:]
-    matcher = Matcher()
+    matcher = default_matcher()
     ports, verdicts, findings = [], [], []
     for i, block in enumerate(blocks):
         fields = dict(re.findall(r"^([\w-]+):[ \t]*(.*?)\s*$", block, re.M))
