@@ -44,6 +44,10 @@ LEFT = {
     # Triton's bare PTXASError heads every ptxas failure and reads as cuda.ptxas_unknown_arch (a Spark's usual cause); this
     # thread's cause is the ptxas line after it ('Feature ... not supported on .target'), cuda.ptxas_unsupported_instruction
     GH + "sgl-project/sglang/issues/8879": "Triton's bare `Internal Triton PTX codegen error`",
+    # torch's per-address connect warning: a retry that may still succeed, printed at every start on hosts without IPv6
+    # (the table names the error after the retries, `failed to connect to any network address`)
+    GH
+    + "hiyouga/LlamaFactory/issues/3715": "c10d's `[W socket.cpp] The client socket has failed to connect to`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
