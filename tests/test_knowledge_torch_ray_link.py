@@ -72,7 +72,7 @@ from tests.helpers import DATA, SAMPLES, found
         ),
         (
             "torch_store_client_retrying",
-            "torch.store_connection_lost",
+            "torch.store_connect_retrying",
             {"remote": "100.64.0.1:59782", "tries": 6, "timeout_ms": 1800000},
         ),
         (

@@ -53,6 +53,10 @@ LEFT = {
     GH + "ray-project/ray/issues/50163": "AttributeError: module 'ray._private' has no attribute 'worker'",
     # Databricks' Ray-on-(Apache) Spark API of another Ray release: a plain TypeError of one function (t22c)
     GH + "ray-project/ray/issues/44295": "TypeError: _setup_ray_cluster() missing ... 'num_worker_nodes'",
+    # torch's per-address connect warning: a retry that may still succeed, printed at every start on hosts without IPv6
+    # (the table names the error after the retries, `failed to connect to any network address`)
+    GH
+    + "hiyouga/LlamaFactory/issues/3715": "c10d's `[W socket.cpp] The client socket has failed to connect to`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
