@@ -57,6 +57,17 @@ LEFT = {
     # (the table names the error after the retries, `failed to connect to any network address`)
     GH
     + "hiyouga/LlamaFactory/issues/3715": "c10d's `[W socket.cpp] The client socket has failed to connect to`",
+    # Tenstorrent's vLLM plugin refusing a length on its N150 card: no kind of an NVIDIA cluster's stack
+    GH + "tenstorrent/tt-inference-server/issues/3151": "TT-Llama's max_model_len limit on N150",
+    # a check of one TRL development build that every non-main process failed (fixed the next day)
+    GH + "huggingface/trl/issues/3885": "TRL's `vllm_mode must be either 'server' or 'colocate'` bug",
+    # KServe's wrapper around a bare ZeroDivisionError; the thread never says what divided by zero
+    GH
+    + "kserve/kserve/issues/3769": "KServe's `Failed to start model server: integer division or modulo by zero`",
+    # a bug of vLLM 0.8.3 (gone in 0.8.5): an AttributeError on a layer any Python program could print
+    GH + "kubeai-project/kubeai/issues/533": "'ColumnParallelLinear' object has no attribute 'input_scale'",
+    # Dify's summary of any 404 of an OpenAI-compatible server: a wrong model name and a wrong route read the same
+    GH + "langgenius/dify/issues/13297": "Dify's `Credentials validation failed with status code 404`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
