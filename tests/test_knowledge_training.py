@@ -68,6 +68,9 @@ LEFT = {
     GH + "kubeai-project/kubeai/issues/533": "'ColumnParallelLinear' object has no attribute 'input_scale'",
     # Dify's summary of any 404 of an OpenAI-compatible server: a wrong model name and a wrong route read the same
     GH + "langgenius/dify/issues/13297": "Dify's `Credentials validation failed with status code 404`",
+    # the header TGI's shard logs before the traceback of a model it could not build: the table names the traceback's
+    # cause, not the header (tests/data/source_messages/srcservers_tgi.tsv)
+    GH + "huggingface/text-generation-inference/issues/1365": "TGI's `Error when initializing model` header",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
