@@ -68,6 +68,9 @@ LEFT = {
     GH + "kubeai-project/kubeai/issues/533": "'ColumnParallelLinear' object has no attribute 'input_scale'",
     # Dify's summary of any 404 of an OpenAI-compatible server: a wrong model name and a wrong route read the same
     GH + "langgenius/dify/issues/13297": "Dify's `Credentials validation failed with status code 404`",
+    # a bare `KeyError: '<model type>'` is any missing key (test_a_bare_key_error_is_no_unknown_model_type_...): only
+    # transformers' CONFIG_MAPPING line above it, which the reporter did not paste, makes it an unknown model type
+    GH + "hiyouga/LlamaFactory/issues/8521": "a bare `KeyError: 'qwen2_5_vl'`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
