@@ -71,6 +71,9 @@ LEFT = {
     # the header TGI's shard logs before the traceback of a model it could not build: the table names the traceback's
     # cause, not the header (tests/data/source_messages/srcservers_tgi.tsv)
     GH + "huggingface/text-generation-inference/issues/1365": "TGI's `Error when initializing model` header",
+    # a bare `KeyError: '<model type>'` is any missing key (test_a_bare_key_error_is_no_unknown_model_type_...): only
+    # transformers' CONFIG_MAPPING line above it, which the reporter did not paste, makes it an unknown model type
+    GH + "hiyouga/LlamaFactory/issues/8521": "a bare `KeyError: 'qwen2_5_vl'`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
