@@ -28,6 +28,11 @@ NEW_KINDS = {
     "new:kernel_dynamic_shared_memory_over_gpu_limit": "cuda",
     "new:gpu_rdma_needs_dmabuf_or_peermem": "link",
     "new:ray_start_empty_node_ip": "ray",
+    "new:app_vllm_import_failed": "vllm",
+    "new:openai_sdk_unexpected_kwarg": "vllm",
+    "new:sglang_lmcache_committed_kv_freed": "vllm",
+    "new:iommu_io_page_fault": "system",
+    "new:ollama_no_compatible_gpu": "vllm",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -63,6 +68,8 @@ PARTS = (
     "round18_D",
     "round19_A",
     "round19_B",
+    "round20_A",
+    "round20_B",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -197,6 +204,27 @@ MISSED = {
         GH + "kvcache-ai/Mooncake/pull/3538": "new:gpu_rdma_needs_dmabuf_or_peermem",
         GH + "spark-arena/sparkrun/issues/132": "new:ray_start_empty_node_ip",
         GH + "gpustack/gpustack/issues/5014": "docker.shm_exhausted",
+    },
+    "round20_A": {
+        GH + "1038lab/ComfyUI-QwenVL/issues/28": "vllm.quantization_unsupported",
+        GH + "opendatalab/MinerU/issues/4920": "new:app_vllm_import_failed",
+        GH + "infiniflow/ragflow/issues/9856": "vllm.client_connection_error",
+        GH + "infiniflow/ragflow/issues/11906": "new:openai_sdk_unexpected_kwarg",
+        GH + "QwenLM/Qwen3/issues/998": "vllm.chat_template_error",
+        GH + "InternLM/lmdeploy/issues/3292": "-",
+        GH + "sgl-project/sglang/issues/5032": "sglang.unrecognized_arguments",
+        GH + "LMCache/LMCache/issues/2084": "new:sglang_lmcache_committed_kv_freed",
+        GH + "vllm-project/vllm/issues/1772": "cuda.driver_too_old",
+        GH + "vllm-project/vllm-omni/pull/1264": "hub.hf_transfer_missing",
+        GH + "vllm-project/vllm/issues/1420": "vllm.weight_name_mismatch",
+        GH + "huggingface/inference-benchmarker/issues/12": "hub.gated",
+    },
+    "round20_B": {
+        GH + "AbdBarho/stable-diffusion-webui-docker/issues/296": "-",
+        GH + "ggml-org/llama.cpp/issues/21908": "new:iommu_io_page_fault",
+        GH + "ollama/ollama/issues/17080": "ollama.runner_terminated",
+        GH + "ollama/ollama/issues/6840": "cuda.no_cuda_device",
+        GH + "zhaohb/ollama_ov/issues/6": "new:ollama_no_compatible_gpu",
     },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
@@ -349,6 +377,8 @@ SCORE = {
     "round18_D": (44, 45),
     "round19_A": (49, 50),  # blind 45/50 (session 21's final table); post-hoc, session 22
     "round19_B": (47, 50),  # blind 42/50; post-hoc, session 22
+    "round20_A": (38, 50),  # blind, session 22 final table; its starting table (34de6db0) 37
+    "round20_B": (44, 49),  # blind, session 22 final table; its starting table 44 (ollama#9782 dropped: part A has it)
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
