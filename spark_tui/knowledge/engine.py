@@ -250,7 +250,9 @@ class Matcher:
         lead = -1  # where the words begin after the line's decoration: found when first needed
         for i in candidates:
             entry, pattern, calms = self._items[i]
-            if entry.id in done:
+            if (
+                entry.id in done and not calms
+            ):  # an `unless:` line calms its entry even when it matches it too
                 continue
             m = pattern.regex.search(line)
             shift = 0
