@@ -71,7 +71,8 @@ EXCEPTION = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 def exception_pattern(name: str) -> Pattern:
     """The line a Python traceback ends with for `name`: the class (after any module path when the
-    name is bare), then `: message` or nothing; not `except X:`, `raise X(...)`, a retry's `as it raised X: ...` or `X,` in a sentence."""
+    name is bare), then `: message` or nothing; not `except X:`, `raise X(...)`, a retry's
+    `as it raised X: ...` or `X,` in a sentence."""
     before = r"(?<![\w.])" if "." in name else r"(?<!\w)"
     regex = before + r"(?<!raise )(?<!raised )" + re.escape(name) + r"(?=:\s*\S|\s*$)"
     return Pattern(re.compile(regex), name.rsplit(".", 1)[-1], False, True)
