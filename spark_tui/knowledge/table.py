@@ -75,7 +75,7 @@ def exception_pattern(name: str) -> Pattern:
     `as it raised X: ...` or `X,` in a sentence."""
     before = r"(?<![\w.])" if "." in name else r"(?<!\w)"
     regex = before + r"(?<!raise )(?<!raised )" + re.escape(name) + r"(?=:\s*\S|\s*$)"
-    return Pattern(re.compile(regex), name.rsplit(".", 1)[-1], False, True)
+    return Pattern(re.compile(regex), needle=name.rsplit(".", 1)[-1], by_class=True)
 
 
 @dataclass(frozen=True)
