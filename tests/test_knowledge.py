@@ -521,7 +521,8 @@ def test_the_packaged_table_loads_and_an_id_is_used_once():
 
 
 # What log collection puts before a program's line (engine.DECORATION): docker logs -t, compose, torchrun, vLLM's
-# logger, a Ray actor, syslog/journald with dmesg's clock, mpirun, glog, Python logging, Ray's C++ logger.
+# logger, a Ray actor, syslog/journald with dmesg's clock, mpirun, glog, Python logging, Ray's C++ logger; vLLM's
+# workers, Ray's raylet, Kubernetes' CRI files, loguru, Python logging's default format, pytest, GitHub Actions.
 DECORATIONS = [
     "2026-03-09T01:31:29.489253860Z ",
     "vllm-head-1  | ",
@@ -534,6 +535,14 @@ DECORATIONS = [
     "I1119 10:08:56.123456    4242 plugin.go:123] ",
     "2024-11-19 10:08:56,123 ERROR ",
     "[2023-06-09 01:52:53,319 E 9906 9971] core_worker.cc:135: ",
+    "(VllmWorker rank=0 pid=12345) ",
+    "(raylet, ip=10.0.0.2) ",
+    "2024-05-01T10:00:00.123456789Z stderr F ",
+    "2024-06-01 10:00:00.123 | ERROR    | xinference.api:run:42 - ",
+    "ERROR:root:",
+    "[ERROR] ",
+    "E       ",
+    "##[error]",
 ]
 
 

@@ -41,12 +41,15 @@ def as_printed(text: str) -> str:
 # - Ray's `(RayWorkerWrapper pid=42, ip=10.0.0.2)` and its C++ `[2023-06-09 01:52:53,319 E 9906 9971] (raylet) x.cc:135: `;
 # - vLLM's logger header, Python logging's `2024-11-19 10:08:56,123 ERROR `, a bracketed timestamp;
 # - syslog/journald's `Aug 15 18:15:59 host prog[pid]: `, dmesg's `[  121.336005] `, glog's
-#   `I1119 10:08:56.123456  4242 main.go:123] ` (kubelet, Go device plugins).
+#   `I1119 10:08:56.123456  4242 main.go:123] ` (kubelet, Go device plugins);
+# - vLLM's `(VllmWorker rank=0 pid=42)`, Ray's `(raylet, ip=10.0.0.2)`, Kubernetes' CRI log files
+#   (`<time> stderr F `), loguru's `| ERROR    | module:function:12 - ` (FastChat, Xinference, MinerU),
+#   Python logging's default `ERROR:root:`, `[ERROR] `, pytest's `E   `, GitHub Actions' `##[error]`.
 # A pattern anchored at the line's start (a bare `RuntimeError: Socket Timeout`, `Killed`) is tried again
 # after them. Not one whose anchor is a lookahead on the whole line: that one reads the decoration on
 # purpose (a Ray worker's bus error is not the shared-memory one).
 _STAMP = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+_LEVEL = r"(?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)"
 _SYSLOG = rf"(?:{_STAMP}|[A-Z][a-z]{{2}}\s+\d{{1,2}}\s+\d\d:\d\d:\d\d)\s+(?!{_LEVEL}\b)[\w.-]+\s+(?:[\w./@-]+\[\d+\]|kernel):\s"
 DECORATION = re.compile(
     r"(?:\s*(?:"
@@ -60,7 +63,14 @@ DECORATION = re.compile(
             r"[IWEF]\d{4}\s+\d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.-]+:\d+\]\s",  # glog
             r"\[\s*\d+\.\d+\]\s",  # dmesg
             r"\[\d{4}-\d\d-\d\d[T ][^\]\n]{0,60}\]\s(?:\([\w-]+\)\s)?(?:[\w.-]+:\d+:\s)?",
-            r"\((?:[\w.-]+\s+)?pid=\d+(?:,\s*ip=[\w.:]+)?\)",  # Ray
+            r"\((?:[\w.-]+\s+)?(?:rank=\d+\s+)?pid=\d+(?:,\s*ip=[\w.:]+)?\)",  # Ray; vLLM's workers
+            r"\([\w.-]+,\s*ip=[\w.:]+\)",  # Ray's `(raylet, ip=...)`
+            r"std(?:out|err)\s[FP]\s",  # CRI, after its timestamp
+            r"\|\s*" + _LEVEL + r"\s*\|(?:\s*[\w.<>-]+:[\w.<>-]+:\d+\s+-)?\s",  # loguru
+            _LEVEL + r":[\w.<>-]*:",  # Python logging's default format
+            r"\[" + _LEVEL + r"\]:?\s",
+            r"E\s{3,}",  # pytest
+            r"##\[(?:error|warning)\]",  # GitHub Actions
             _LEVEL + r"\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]\s]+\]",  # vLLM
             _LEVEL + r"\b:?\s",
         )
