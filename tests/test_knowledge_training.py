@@ -74,6 +74,10 @@ LEFT = {
     # a bare `KeyError: '<model type>'` is any missing key (test_a_bare_key_error_is_no_unknown_model_type_...): only
     # transformers' CONFIG_MAPPING line above it, which the reporter did not paste, makes it an unknown model type
     GH + "hiyouga/LlamaFactory/issues/8521": "a bare `KeyError: 'qwen2_5_vl'`",
+    # NVSHMEM's warning only turns off Data Direct (its source: libmlx5 is dlopen-ed for that alone); the thread's fatal
+    # cause, IBGDA on a NIC that is not mlx5 (Alibaba eRDMA), is on lines the reporter did not paste (t23b)
+    GH
+    + "deepseek-ai/DeepEP/issues/759": "NVSHMEM's `Unable to dlopen libmlx5dv. Disabling directNIC features.`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
