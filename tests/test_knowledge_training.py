@@ -78,6 +78,16 @@ LEFT = {
     # cause, IBGDA on a NIC that is not mlx5 (Alibaba eRDMA), is on lines the reporter did not paste (t23b)
     GH
     + "deepseek-ai/DeepEP/issues/759": "NVSHMEM's `Unable to dlopen libmlx5dv. Disabling directNIC features.`",
+    # msgspec's bare refusal of a Struct field (ROLL's vendored engine building vLLM's EngineCoreRequest with the `prompt`
+    # newer releases dropped): msgspec prints it for any Struct of any program (t23a)
+    GH + "alibaba/ROLL/issues/153": "msgspec's bare `TypeError: Unexpected keyword argument 'prompt'`",
+    # lm-eval importing a name vLLM 0.22 moved: the module (`from 'vllm.entrypoints.chat_utils'`) was re-wrapped onto the
+    # next line, so nothing on this one says whose name it is (t23a)
+    GH
+    + "vllm-project/vllm-ascend/pull/10595": "`cannot import name 'resolve_hf_chat_template'` without its module",
+    # verl's Megatron worker building its synchronous rollout class for the async server mode: a bug of one program (t23a)
+    GH
+    + "verl-project/verl/issues/2001": "AttributeError: 'vLLMRollout' object has no attribute 'execute_method'",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
