@@ -88,6 +88,12 @@ LEFT = {
     # verl's Megatron worker building its synchronous rollout class for the async server mode: a bug of one program (t23a)
     GH
     + "verl-project/verl/issues/2001": "AttributeError: 'vLLMRollout' object has no attribute 'execute_method'",
+    # Ollama 0.1.2x prints the same empty list after its ROCm library search on every NVIDIA host; the line alone
+    # cannot say that libnvidia-ml is the library missing (a Jetson before JetPack 6) (t23h)
+    GH + "ollama/ollama/issues/1979": "Ollama's `Discovered GPU libraries: []`",
+    # a Jetson has no nvidia-smi at all; on a dGPU host the same line is a container started without the GPU runtime
+    # (docker.gpu_not_in_container), which the line cannot tell apart (t23h)
+    GH + "NVIDIA/nvidia-docker/issues/1019": '`exec: "nvidia-smi": executable file not found` on a Jetson',
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
