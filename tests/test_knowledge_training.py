@@ -16,6 +16,9 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
+    # the same jit/handle.hpp CUDA_ERROR_INVALID_IMAGE line is DeepGEMM's missing sm_12x path on a GB10 (its sample)
+    GH
+    + "deepseek-ai/DeepGEMM/issues/359": "an NVRTC failure on Hopper that the line cannot tell from a GB10's",
     # TVM's generic check; the line never says FlashInfer
     GH + "flashinfer-ai/flashinfer/pull/3989": "TVM's `Check failed: (ok) is false`",
     # a plugin's method called with a keyword it lacks: any Python program prints it
