@@ -97,6 +97,18 @@ LEFT = {
     # a Jetson has no nvidia-smi at all; on a dGPU host the same line is a container started without the GPU runtime
     # (docker.gpu_not_in_container), which the line cannot tell apart (t23h)
     GH + "NVIDIA/nvidia-docker/issues/1019": '`exec: "nvidia-smi": executable file not found` on a Jetson',
+    # TurboMind's internal FT_CHECK that a device's shared weights exist (LlamaTritonModel.cc getParams): the thread shows a
+    # CUDA 11.8 wheel on CUDA 12 and then an out-of-memory, no one cause the line could name (t23g)
+    GH + "InternLM/lmdeploy/issues/1375": "TurboMind's `Assertion fail: .../LlamaTritonModel.cc:384`",
+    # a bug of one program: RAGFlow's model check calling .strip() on an answer without content (t23g)
+    GH
+    + "infiniflow/ragflow/issues/10349": "RAGFlow's `Fail to access model(...).'NoneType' object has no attribute 'strip'`",
+    # as dify#13297: Dify's summary of any 404 of an OpenAI-compatible server, a wrong model name and a wrong route alike (t23g)
+    GH + "langgenius/dify/issues/5419": "Dify's `Credentials validation failed with status code 404`",
+    # serde's words for one Rust server's config struct (candle-vllm reading a multimodal config.json): no kind of the stack (t23g)
+    GH + "EricLBuehler/candle-vllm/issues/199": "candle-vllm's `missing field `vocab_size``",
+    # a bug of one program: GPUStack's scheduler comparing an unset extended-KV-cache size (fixed in 2.0.1) (t23g)
+    GH + "gpustack/gpustack/issues/3013": "GPUStack's `Failed to find candidate: '>' not supported ...`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
