@@ -109,6 +109,15 @@ LEFT = {
     GH + "EricLBuehler/candle-vllm/issues/199": "candle-vllm's `missing field `vocab_size``",
     # a bug of one program: GPUStack's scheduler comparing an unset extended-KV-cache size (fixed in 2.0.1) (t23g)
     GH + "gpustack/gpustack/issues/3013": "GPUStack's `Failed to find candidate: '>' not supported ...`",
+    # a plain TypeError of vLLM's MTP auto-detection (num_speculative_tokens unset): any Python program prints it (t23i)
+    GH + "vllm-project/vllm/issues/55323": "TypeError: '>' not supported between 'NoneType' and 'int'",
+    # MinerU's SGLang engine started outside the main process: the AttributeError names neither (t23i)
+    GH + "opendatalab/MinerU/issues/2651": "AttributeError: 'NoneType' object has no attribute 'event'",
+    # Transformers' Qwen2.5-VL processor check on a vLLM/Transformers pairing: the thread shows no one cause (t23i)
+    GH
+    + "vllm-project/vllm/issues/13655": "`The length of fps (3) must be equal to the length of video_grid_thw (1)`",
+    # a bare 500 of a llama.cpp rerank server passed on by RAGFlow: the server's log holds why (t23i)
+    GH + "infiniflow/ragflow/issues/16033": "requests' `500 Server Error ... for url: .../rerank`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
