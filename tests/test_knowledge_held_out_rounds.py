@@ -228,32 +228,24 @@ MISSED = {
         GH + "ollama/ollama/issues/17080": "ollama.runner_terminated",
         GH + "zhaohb/ollama_ov/issues/6": "new:ollama_no_compatible_gpu",
     },
-    # session 23, blind on its final table (275f03e8), nothing fixed yet
+    # session 23, post-hoc: the KV cache check without `The `, harmony's vocab error alone,
+    # a dotted request field and vLLM's chat_utils log of extra_forbidden, a quantization refusal and the roles check cut,
+    # torch 2.8+'s (CC) wording below Blackwell, httpx's ConnectError in an app's log; socket.timeout, gRPC's fd limit (no
+    # GCS outage), the hung task's stack header, an Xid 31 retold, GDR disabled without its index. Left by earlier
+    # decisions: OpenAI's `does not exist or you do not have access to it` (a not_recognised sample: a cloud API's model)
+    # and NCCL's Cuda failure 'operation not supported' (a training row labels it nccl.cuda_error)
     "round21_A": {
-        GH + "OpenRLHF/OpenRLHF/issues/336": "vllm.max_len_over_kv_cache",
         GH + "xusenlinzy/api-for-open-llm/issues/206": "vllm.api_route_not_found",
-        GH + "continuedev/continue/issues/10832": "vllm.served_model_not_found",
-        GH + "Ascend/sglang/issues/150": "hub.harmony_vocab_unavailable",
-        GH + "vllm-project/vllm/issues/12864": "vllm.request_field_unknown",
-        GH + "mistralai/mistral-vibe/issues/70": "vllm.request_field_unknown",
-        GH + "vllm-project/vllm/issues/22288": "vllm.quantization_unsupported",
-        GH + "vllm-project/vllm/issues/6862": "vllm.chat_roles_must_alternate",
         GH + "openinterpreter/openinterpreter/issues/1406": "new:litellm_provider_not_set",
-        GH + "pytorch/pytorch/issues/182250": "cuda.capability_not_compatible",
         GH + "apple/ml-fastvlm/issues/28": "new:hf_config_attribute_missing",
-        GH + "ZhuLinsen/FastDatasets/issues/4": "vllm.client_connection_error",
+        GH + "continuedev/continue/issues/10832": "vllm.served_model_not_found",
     },
     "round21_B": {
-        GH + "vllm-project/vllm/issues/10886": "system.connection_timed_out",
         GH + "ray-project/ray/issues/44832": "new:pynccl_communicator_init_failed",
         GH + "NVIDIA/open-gpu-kernel-modules/issues/246": "driver.rm_init_failed",
-        GH + "NVIDIA-NeMo/RL/issues/988": "system.too_many_open_files",
         GH + "NVIDIA/Megatron-LM/issues/878": "docker.shm_exhausted",
         GH + "aws-samples/aws-do-eks/pull/50": "torch.gloo_no_address",
         GH + "vllm-project/vllm/issues/20226": "cuda.operation_not_supported",
-        GH + "rwth-i6/returnn/issues/1480": "system.hung_task",
-        GH + "vllm-project/vllm/issues/53726": "driver.xid_app",
-        GH + "NVIDIA/nccl/issues/1510": "nccl.gdr_disabled",
         GH + "ray-project/ray/pull/40894": "new:ray_autoscaler_node_launch_failed",
     },
 }
@@ -416,8 +408,8 @@ SCORE = {
     # blind on session 23's final table (275f03e8), after 11 training rounds and 11 source sweeps; the starting table
     # (f5fe2d25) names the same 38 and 29. openinterpreter#1406's `new:` kind got its entry (litellm.provider_not_given)
     # from a training round the same session, blind, and stays a miss by its label.
-    "round21_A": (38, 50),
-    "round21_B": (29, 40),
+    "round21_A": (46, 50),  # blind 38/50; post-hoc, session 23
+    "round21_B": (34, 40),  # blind 29/40; post-hoc, session 23
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
