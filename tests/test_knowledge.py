@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from spark_tui.knowledge import KnowledgeError, Matcher, Watch, scan, table
-from spark_tui.knowledge.table import FAMILIES, load_folder, parse_table
+from spark_tui.knowledge.table import FAMILIES, load_folder, needle_of, parse_table
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = DATA / "failures"
@@ -510,6 +510,60 @@ def test_the_prefilter_lets_through_exactly_the_lines_holding_a_literal():
         assert m.hit_lines(lines) == [i for i, line in enumerate(lines) if any(n in line for n in needles)], (
             lines
         )
+
+
+def test_a_literal_runs_into_and_out_of_groups_and_across_lookarounds():
+    """A group is always matched and a lookaround matches no character: the literal on either side of one is one
+    run in every matching line, so the prefilter gets the longer literal."""
+    assert needle_of(r"Call to (?P<call>ibv_(?!modify_qp)\w+) failed", "t") == "Call to ibv_"
+    assert (
+        needle_of(r"(?<!x )GDS_MT: (?P<call>cuFileRead) failed: (?P<error>.+)", "t")
+        == "GDS_MT: cuFileRead failed: "
+    )
+    assert needle_of(r"(?P<n>\d+) bytes(?P<free>, free \d+)", "t") == " bytes, free "
+    # an optional part, an alternation or a (?i) part still ends a run
+    assert needle_of(r"RPC (?:call|Call) to (?P<m>\w+) timed out", "t") == " timed out"
+    assert needle_of(r"(?i:cuda) error (?P<n>\d+)", "t") == " error "
+
+
+# Words or pieces of words that most logs hold, healthy or not: a pattern whose literal is one of them sends nearly
+# every line to its regex. Session 23 measured such a slowdown (18%, Ollama's CUDA codes on the literal `cuda`).
+COMMON_WORDS = (
+    "Error: ", "error: ", "ERROR ", "Exception: ", " failed: ", "Failed to ", "failed to ", "Cannot ", "cannot ",
+    "Call to ", "call to ", "connect to ", "Connection ", "CUDA", "cuda", "torch", "Warning", "WARNING", "INFO",
+    "Model", "model", "Worker", "worker", "Process", "process", "memory", "Memory", "Request", "request", "Server",
+    "server", "Timeout", "timeout", "Not Found", "not found", "Unable to ", "unable to ", "Invalid ", "invalid ",
+    "Traceback", "NCCL INFO ", "NCCL WARN ", "Device", "device", "Address", "address", "Version", "version",
+    "Config", "config", "Loading", "loading", "undefined",
+)  # fmt: skip
+
+
+def test_no_pattern_rests_on_a_word_most_logs_hold():
+    weak = [
+        (e.id, p.needle)
+        for e in table().entries
+        for p in e.patterns + e.unless
+        if any(p.needle in word for word in COMMON_WORDS)
+    ]
+    assert weak == []
+
+
+def test_a_healthy_log_sends_few_lines_to_the_regexes():
+    """The prefilter's literals are rare in logs that hold no failure: one line in 25 at most reaches the
+    regexes and names nothing (a pattern with a weak literal, such as a bare `cuda`, breaks this)."""
+    m = Matcher()
+    logs = [
+        path.read_text()
+        for path in sorted((DATA / "docker").glob("*.txt")) + sorted((DATA / "nccl").glob("*.txt"))
+    ]
+    lines = [
+        line
+        for text in logs
+        if not [f for f in scan(text) if f.severity != "info"]
+        for line in text.splitlines()
+    ]
+    idle = [lines[i] for i in m.hit_lines(lines) if not m.match(lines[i])]
+    assert len(lines) > 400 and len(idle) <= len(lines) // 25, idle
 
 
 def test_the_packaged_table_loads_and_an_id_is_used_once():

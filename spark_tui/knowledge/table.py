@@ -145,30 +145,35 @@ class Table:
         return out
 
 
-def _longest_literal(parsed) -> tuple[str, bool]:
-    """(longest literal run every match contains, whether the whole sequence is literal).
-    Groups are entered (a group is mandatory, so its literals are too); repetitions, optional
-    parts, alternations and classes end a run."""
-    best, run, whole = "", "", True
+def _literals(parsed) -> tuple[str, str, str, bool]:
+    """(longest literal run every match contains, the run it begins with, the run it ends with,
+    whether the whole sequence is literal). A group is mandatory, so a run goes on into it and out
+    of it (`Call to (?P<call>ibv_\\w+)` holds `Call to ibv_`); `^`, `$` and lookarounds match no
+    character, so a run goes on across them. Repetitions, optional parts, alternations and classes
+    end a run."""
+    best, run, head, whole = "", "", None, True
     for op, arg in parsed:
         if op is sre_c.LITERAL:
             run += chr(arg)
             continue
-        if op is sre_c.SUBPATTERN and arg[1] & sre_c.SRE_FLAG_IGNORECASE:
+        if op is sre_c.AT or op is sre_c.ASSERT or op is sre_c.ASSERT_NOT:
+            continue
+        if op is sre_c.SUBPATTERN and not arg[1] & sre_c.SRE_FLAG_IGNORECASE:
             # `(?i:...)` matches any case, the prefilter's `in` one only: its letters are no literal
-            best = max(best, run, key=len)
-        elif op is sre_c.SUBPATTERN:
-            inner, literal = _longest_literal(arg[-1])
+            inner, first, last, literal = _literals(arg[-1])
             if literal:
                 run += inner
                 continue
+            run += first
+            head = run if head is None else head
             best = max(best, run, inner, key=len)
-        elif op is not sre_c.AT:
-            best = max(best, run, key=len)
-        else:
-            continue  # ^ and $ match no character: a run goes on across them
+            run, whole = last, False
+            continue
+        head = run if head is None else head
+        best = max(best, run, key=len)
         run, whole = "", False
-    return max(best, run, key=len), whole
+    best = max(best, run, key=len)
+    return best, run if head is None else head, run, whole
 
 
 def _anchored(parsed) -> bool:
@@ -198,7 +203,7 @@ def needle_of(regex: str, where: str, parsed=None) -> str:
     """The longest run of literal characters the pattern always contains: the prefilter checks
     it with `in` before the regex runs."""
     parsed = parsed if parsed is not None else _parsed(regex, where)
-    best, _ = _longest_literal(parsed) if not parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE else ("", False)
+    best = _literals(parsed)[0] if not parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE else ""
     if len(best.encode()) < MIN_NEEDLE:
         raise KnowledgeError(
             f"{where}: pattern {regex!r} has no literal of {MIN_NEEDLE}+ bytes outside "
