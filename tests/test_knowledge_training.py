@@ -118,6 +118,8 @@ LEFT = {
     + "vllm-project/vllm/issues/13655": "`The length of fps (3) must be equal to the length of video_grid_thw (1)`",
     # a bare 500 of a llama.cpp rerank server passed on by RAGFlow: the server's log holds why (t23i)
     GH + "infiniflow/ragflow/issues/16033": "requests' `500 Server Error ... for url: .../rerank`",
+    # as LlamaFactory#8521: a bare `KeyError: '<model type>'`, retold in Chinese without transformers' CONFIG_MAPPING line (t24e)
+    GH + "QwenLM/Qwen3/issues/247": "a bare `KeyError: 'qwen2'` retold",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
