@@ -120,6 +120,9 @@ LEFT = {
     GH + "infiniflow/ragflow/issues/16033": "requests' `500 Server Error ... for url: .../rerank`",
     # as LlamaFactory#8521: a bare `KeyError: '<model type>'`, retold in Chinese without transformers' CONFIG_MAPPING line (t24e)
     GH + "QwenLM/Qwen3/issues/247": "a bare `KeyError: 'qwen2'` retold",
+    # ctr with containerd/rust-extensions' skeleton shim, which implements no task service: a shim developer's
+    # experiment, not a runtime an operator installs (t24d)
+    GH + "containerd/rust-extensions/issues/53": "ctr's `/containerd.task.v2.Task/Create is not supported`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
