@@ -233,7 +233,7 @@ MISSED = {
     # torch 2.8+'s (CC) wording below Blackwell, httpx's ConnectError in an app's log; socket.timeout, gRPC's fd limit (no
     # GCS outage), the hung task's stack header, an Xid 31 retold, GDR disabled without its index. Left by earlier
     # decisions: OpenAI's `does not exist or you do not have access to it` (a not_recognised sample: a cloud API's model)
-    # and NCCL's Cuda failure 'operation not supported' (a training row labels it nccl.cuda_error)
+    # and NCCL's Cuda failure 'operation not supported' (a training row labelled it nccl.cuda_error; named since session 24)
     "round21_A": {
         GH + "xusenlinzy/api-for-open-llm/issues/206": "vllm.api_route_not_found",
         GH + "openinterpreter/openinterpreter/issues/1406": "new:litellm_provider_not_set",

