@@ -103,6 +103,16 @@ from tests.helpers import SAMPLES, found
         ),
         ("cpu_thermal_throttle", "system.cpu_thermal_throttle", {"scope": "Package"}),
         (
+            "t24f_thermal_zone_critical_shutdown",
+            "system.thermal_shutdown",
+            {"zone": "thermal_zone3", "temp_c": 80},
+        ),
+        (
+            "t24f_thermal_zone_type_critical_hw_protection",
+            "system.thermal_shutdown",
+            {"zone": "thermal_zone0", "zone_type": "gpu-thermal"},
+        ),
+        (
             "triton_libcuda_symlink_hint",
             "cuda.triton_libcuda_unlinked",
             {"found": "/lib/x86_64-linux-gnu/libcuda.so.1"},
@@ -406,6 +416,8 @@ def test_one_oomd_kill_told_by_two_lines_is_one_finding():
         "cublas returned CUBLAS_STATUS_SUCCESS",
         # the kernel telling that the temperature is back to normal
         "mce: CPU6: Package temperature/speed normal",
+        # the thermal core registering its governors at boot (linux-surface#333), not a zone at its trip point
+        "nov. 11 20:28:56 surface kernel: thermal_sys: Registered thermal governor 'step_wise'",
         # the hung-task help line alone
         '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
         # a PyTorch build note, not an assert that fired
