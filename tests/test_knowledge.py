@@ -548,6 +548,16 @@ def test_no_pattern_rests_on_a_word_most_logs_hold():
     assert weak == []
 
 
+def test_no_pattern_is_written_twice():
+    """A pattern twice in one entry, or in two entries, is a merge's leftover: one line, one kind."""
+    where: dict[str, list[str]] = {}
+    for e in table().entries:
+        for p in e.patterns:
+            if not p.by_class:
+                where.setdefault(p.regex.pattern, []).append(e.id)
+    assert {regex: ids for regex, ids in where.items() if len(ids) > 1} == {}
+
+
 def test_a_healthy_log_sends_few_lines_to_the_regexes():
     """The prefilter's literals are rare in logs that hold no failure: one line in 25 at most reaches the
     regexes and names nothing (a pattern with a weak literal, such as a bare `cuda`, breaks this)."""
