@@ -745,6 +745,73 @@ def test_every_sample_line_keeps_its_name_without_its_exception_class():
     assert NAMED_BY_THEIR_CLASS <= set(NAMES)
 
 
+# Sample lines cut at a word boundary (a title, a narrow terminal) whose front words still say the failure in the
+# program's own words: (sample, words kept of its first named line). Session 24 made these patterns' trailing parts
+# (a figure, a hint, the rest of a sentence) optional; a later narrowing shows up here.
+CUT_AT_THEIR_END = [
+    ("c16dist_nccl_invalid_usage_nccl_tests", 8),
+    ("c17serve_tensorrt_plan_library_version", 14),
+    ("cpu_thermal_throttle_dmesg", 9),
+    ("cuda_fmha_kernel_sm121_spark", 7),
+    ("cudnn_no_engine_dinov2", 8),
+    ("docker_network_mode_port_conflict", 9),
+    ("g19docker_dkms_make_error_nvidia_drm", 5),
+    ("g3va_openai_tool_choice_without_tools", 18),
+    ("g3vb_state_dict_size_mismatch_llama31", 14),
+    ("g4_cuda_cudnn8_nvrtc_unversioned", 13),
+    ("g4_cuda_trt7_engine_other_gpu", 14),
+    ("gen2_system_segfault_ucx", 9),
+    ("gen_cuda_assert_710_thc", 7),
+    ("gen_docker_daemon_legacy_docker_d", 8),
+    ("gen_link_mlx5_cmd_rtr2rts", 8),
+    ("gen_sglang_scheduler_dead", 9),
+    ("k15c_compose_undefined_network", 6),
+    ("k15c_sigfpe_ucx_cublaslt", 8),
+    ("k15d_nccl_ofi_register_memory_rail", 12),
+    ("kernel_oops_arm_old_pc_is_at", 11),
+    ("n20_cute_dsl_tcgen05_sm121a", 13),
+    ("n20_fastsafetensors_bufregister_5016", 5),
+    ("nccl_communicator_aborted", 12),
+    ("nccl_poll_connect_retry_no_route", 12),
+    ("nvidia_module_symbol_uvm_gpl", 5),
+    ("ray_raylet_oom_summary", 18),
+    ("t17exc_server_disconnected_http_client", 5),
+    ("t20b_elastic_failed_exitcode_6", 12),
+    ("t20e_trtllm_h11_peer_closed", 8),
+    ("t20h_ggml_loader_reads_gguf_docker", 10),
+    ("t20h_ggml_loader_reads_gguf_llama_index", 10),
+    ("t21a_fp8_transformers_capability", 10),
+    ("t21e_libcuda_tf_cuinit_303", 14),
+    ("t21g_mistralrs_unsupported_class_title", 5),
+    ("t22b_torch_store_connect_validate_reset", 14),
+    ("t23g_triton_trtllm_engine_config_empty", 26),
+    ("tgi_input_too_long_inputs", 8),
+    ("tokenizers_untagged_enum", 10),
+    ("torch_elastic_sighup", 5),
+    ("torch_nccl_no_gpu_transformers", 6),
+    ("torch_store_client_retrying", 14),
+    ("triton_key_import_inductor", 5),
+    ("vllm2_swap_space_exhausted_ray_worker", 14),
+    ("vllm_kv_cache_dtype_invalid", 9),
+    ("vllm_mm_limit_found_v060", 12),
+    ("vllm_no_platform_detected", 8),
+    ("vllm_ray_bundle_index_invalid", 8),
+    ("vllm_torch_compile_inner_exception", 5),
+]
+
+
+@pytest.mark.parametrize(("name", "words"), CUT_AT_THEIR_END, ids=[n for n, _ in CUT_AT_THEIR_END])
+def test_a_line_cut_at_its_end_keeps_its_name(name, words):
+    """A line cut after its front words names what the whole line names, when those words are the program's own
+    and say one failure (README, "What a line names"); cut lines are not real lines, so they are no samples."""
+    m = Matcher()
+    line = next(line for line in _sample(name).splitlines() if m.match(line))
+    cut = " ".join(line.split(" ")[:words])
+    assert cut != line, f"{name}: {words} words are the whole line"
+    ids = {f.id for f in m.match(line)}
+    assert ids & {f.id for f in m.match(cut)}, (cut, ids)
+
+
 def test_a_decoration_is_read_past_only_by_patterns_anchored_at_the_lines_start():
     """A lookahead over the whole line reads the decoration on purpose: a Ray worker's bus error is not the
     shared-memory one; and words before the program's own are no decoration."""
