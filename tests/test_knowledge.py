@@ -721,6 +721,8 @@ NAMED_BY_THEIR_CLASS = {
     "vllm_flashinfer_sparse_mla_check",
     "vllm_gguf_architecture_unsupported_legacy",
     "vllm_structured_output_schema_maximum",
+    # a socket's `Connection reset by peer`: the TCPStore before the class is what says whose connection (t24h)
+    "t24h_tcpstore_reset_title",
     # the class tells the failure from the warning: SGLang logs the same words when its check is turned off
     "srcservers_sglang_memory_unbalanced",
 }
