@@ -18,7 +18,7 @@ from itertools import accumulate
 
 import ahocorasick
 
-from spark_tui.knowledge.table import Entry, Pattern, Table, table
+from spark_tui.knowledge.table import OPTIONAL, Entry, Pattern, Table, table
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # A line copied through a web page, a chat or an editor gets curly quotes and no-break spaces where
@@ -183,11 +183,6 @@ class _Figures(dict):
 
     def __missing__(self, key: str) -> str:
         return "?"
-
-
-# `[[ ... ]]` in a title, meaning or fix: a part kept only when the line carried every figure it
-# names ("NCCL[[ {nccl_version}]]: ..." reads "NCCL: ..." for a line without the version).
-OPTIONAL = re.compile(r"\[\[(.*?)\]\]")
 
 
 def _fill(text: str, figures: dict[str, object]) -> str:

@@ -62,6 +62,8 @@ class Pattern:
     # made from the entry's `exceptions:`: the line names only the exception's class, and gives way
     # to an entry that the line's words name (engine.Matcher.raw)
     by_class: bool = False
+    # the named groups every match sets (not those inside an optional part or one branch)
+    sure: frozenset[str] = frozenset()
 
 
 # An exception class (`GatedRepoError`) or a dotted name when the class alone is ambiguous
@@ -176,6 +178,29 @@ def _literals(parsed) -> tuple[str, str, str, bool]:
     return best, run if head is None else head, run, whole
 
 
+_REPEATS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT)
+
+
+def _sure_groups(parsed, names: dict[int, str]) -> set[str]:
+    """The named groups that every match of a parsed sequence sets: those outside optional parts,
+    repetitions that may match nothing, single branches and negative lookarounds."""
+    out: set[str] = set()
+    for op, arg in parsed:
+        if op is sre_c.SUBPATTERN:
+            if arg[0] in names:
+                out.add(names[arg[0]])
+            out |= _sure_groups(arg[-1], names)
+        elif op in _REPEATS and arg[0] >= 1:
+            out |= _sure_groups(arg[2], names)
+        elif op is sre_c.BRANCH:
+            out |= set.intersection(*(_sure_groups(branch, names) for branch in arg[1]))
+        elif op is sre_c.ATOMIC_GROUP:
+            out |= _sure_groups(arg, names)
+        elif op is sre_c.ASSERT:
+            out |= _sure_groups(arg[1], names)
+    return out
+
+
 def _anchored(parsed) -> bool:
     """Whether `^` (a match begins at the line's start) is in the pattern, in any group or branch;
     not when it only opens a lookahead over the whole line, which reads a line's prefix on purpose."""
@@ -222,8 +247,19 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
             raise KnowledgeError(f"{where}[{i}]: a regex is a non-empty string")
         parsed = _parsed(item, f"{where}[{i}]")  # a bad regex is named before it is compiled
         needle = needle_of(item, f"{where}[{i}]", parsed)
-        out.append(Pattern(re.compile(item), needle, _anchored(parsed)))
+        regex = re.compile(item)
+        sure = _sure_groups(parsed, {n: name for name, n in regex.groupindex.items()})
+        out.append(Pattern(regex, needle, _anchored(parsed), sure=frozenset(sure)))
     return tuple(out)
+
+
+# `[[ ... ]]` in a title, meaning or fix: a part kept only when the line carried every figure it
+# names ("NCCL[[ {nccl_version}]]: ..." reads "NCCL: ..." for a line without the version).
+OPTIONAL = re.compile(r"\[\[(.*?)\]\]")
+
+
+def _names(text: str) -> set[str]:
+    return {n for _, n, _, _ in string.Formatter().parse(text) if n}
 
 
 def _entry(raw: object, where: str) -> Entry:
@@ -295,10 +331,19 @@ def _entry(raw: object, where: str) -> Entry:
                 f"{where}: when compares two of its number figures with <, <=, > or >= (got {raw['when']!r})"
             )
         when = (m["left"], m["op"], m["right"])
+    # a figure said outside `[[ ... ]]` must come with every match, or the text would show `?` for it
+    sure = functools.reduce(frozenset.__and__, (p.sure for p in patterns), frozenset(known))
+    sure |= {f"{k}_name" for k in lookup if k in sure}
     for key in ("title", "means", "fix"):
-        names = {n for _, n, _, _ in string.Formatter().parse(str(raw[key])) if n}
+        names = _names(str(raw[key]))
         if names - known:
             raise KnowledgeError(f"{where}: {key} names {', '.join(sorted(names - known))}: no such figure")
+        loose = _names(OPTIONAL.sub("", str(raw[key]))) - sure
+        if loose and not reader:
+            raise KnowledgeError(
+                f"{where}: {key} says {{{'}, {'.join(sorted(loose))}}} outside [[ ]], but a match may lack it "
+                "(an optional group, an exception's class alone): put that part in [[ ]]"
+            )
     return Entry(
         id=ident,
         family=raw["family"],
