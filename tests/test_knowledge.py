@@ -281,9 +281,10 @@ def test_the_fix_carries_the_figures():
     assert "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct" in g.fix
 
 
-def test_a_figure_the_line_did_not_carry_shows_as_unknown():
+def test_a_figure_the_line_did_not_carry_is_left_out_of_the_fix():
     f = next(f for f in scan(_sample("vllm_kv_cache_too_small_v1")) if f.id == "vllm.kv_cache_too_small")
-    assert "estimated_len" not in f.figures and "--max-model-len ?" in f.fix
+    assert "estimated_len" not in f.figures
+    assert f.fix.startswith("Lower --max-model-len, or raise --gpu-memory-utilization") and "?" not in f.fix
 
 
 def test_the_cause_comes_before_what_follows_from_it():
@@ -1948,7 +1949,8 @@ def test_up_prints_a_diagnosis_with_its_fix_and_masks_secrets_in_its_figures(cap
     _event_printer(False, Mask())(event)
     text = capsys.readouterr().out
     assert (
-        text.startswith("ERROR spark-2: ***/Llama-2-7b is gated") and "\n    fix: Accept the licence" in text
+        text.startswith("ERROR spark-2: the model ***/Llama-2-7b is gated")
+        and "\n    fix: Accept the licence" in text
     )
     _event_printer(True, Mask())(event)
     line = json.loads(capsys.readouterr().out)
@@ -2014,6 +2016,73 @@ def test_a_part_of_a_title_whose_figure_the_line_lacks_is_left_out():
     assert bare.title == "NCCL: unhandled system error"
     (warn,) = scan(_sample("nccl_cuda_failure_warn"))
     assert warn.title == "NCCL: a CUDA call failed ('out of memory')"
+
+
+# A figure said outside `[[ ]]` that some match may lack would read `?` ("Ray marked the node ? dead").
+MAY_LACK_N = [
+    # the group in an optional part
+    {"patterns": ["'some literal(?: (?P<n>\\d+))?'"]},
+    # the group in one branch of an alternation
+    {"patterns": ["'some literal (?:(?P<n>\\d+)|none)'"]},
+    # a repetition that may match nothing
+    {"patterns": ["'some literal(?: (?P<n>\\d+))*'"]},
+    # a second pattern without the group
+    {"patterns": ["'some literal (?P<n>\\d+)'", "'other wording'"]},
+    # a figure read from a line that follows the match
+    {"patterns": ["'some literal'"], "then": "['count (?P<n>\\d+)']"},
+    # a traceback's last line with the class alone carries no figures
+    {"exceptions": "['SomeLiteralError']"},
+]
+
+
+@pytest.mark.parametrize("over", MAY_LACK_N)
+@pytest.mark.parametrize("key", ["title", "means", "fix"])
+def test_a_text_that_says_a_figure_a_match_may_lack_outside_brackets_is_refused(over, key):
+    with pytest.raises(
+        KnowledgeError, match=rf"^kb\.yaml:entry 1 \(x\.y\): {key} says \{{n\}} outside \[\[ \]\]"
+    ):
+        parse_table(_entry(**{key: "'the count is {n}'"}, **over), "kb.yaml")
+
+
+@pytest.mark.parametrize("over", MAY_LACK_N)
+def test_a_figure_a_match_may_lack_is_accepted_inside_brackets(over):
+    kb = parse_table(
+        _entry(title="'the count is known[[ ({n})]]'", fix="'count again[[ from {n}]]'", **over), "kb.yaml"
+    )
+    (entry,) = kb.entries
+    assert entry.title == "the count is known[[ ({n})]]"
+
+
+def test_a_figure_every_pattern_sets_may_be_said_outside_brackets():
+    """Every pattern sets `n` (around an alternation, in a part repeated at least once); `m` is in
+    an optional part, so it is said only in `[[ ]]`, and left out for a line without it."""
+    patterns = [
+        "'some literal (?P<n>\\d+)'",
+        "'other wording (?P<n>\\d+|none) left'",
+        "'third wording(?: (?P<n>\\d+))+(?: of (?P<m>\\d+))?'",
+    ]
+    figures = "{n: int, m: int}"
+    kb = parse_table(
+        _entry(title="'the count is {n}[[ of {m}]]'", patterns=patterns, figures=figures), "kb.yaml"
+    )
+    assert [f.title for f in Matcher(kb).match("third wording 7 of 9")] == ["the count is 7 of 9"]
+    assert [f.title for f in Matcher(kb).match("third wording 7")] == ["the count is 7"]
+    assert [f.title for f in Matcher(kb).match("other wording 3 left")] == ["the count is 3"]
+    with pytest.raises(KnowledgeError, match=r"title says \{m\} outside \[\[ \]\]"):
+        parse_table(_entry(title="'the count is {n} of {m}'", patterns=patterns, figures=figures), "kb.yaml")
+
+
+def test_no_sample_line_is_told_with_a_question_mark_for_a_figure_it_lacks():
+    """A figure the line did not carry is left out of the title, meaning and fix (the table refuses
+    a text that would say `?` for it): a `?` comes only from the line or from the table's own words."""
+    kb = table()
+    for name in NAMES:
+        for f in scan(_sample(name)):
+            entry = kb.by_id(f.id)
+            assert "?" not in f.title or "?" in f.line or "?" in entry.title, (name, f.id, f.title)
+            for key in ("means", "fix"):
+                text = getattr(f, key)
+                assert "?" not in text or "?" in f.line or "?" in getattr(entry, key), (name, f.id, key, text)
 
 
 def test_a_long_lines_quote_keeps_the_words_that_matched():

@@ -328,7 +328,7 @@ def test_the_texts_carry_the_figures():
     child = found("torch_elastic_child_failed_sigkill", "torch.elastic_child_failed")
     assert child.title == "a worker process of torchrun failed (rank 0, exit code -9)"
     signal = found("torch_elastic_sigterm", "torch.elastic_signal")
-    assert signal.title == "torchrun was stopped by signal 15 (SIGTERM)"
+    assert signal.title == "torchrun was stopped by a signal: 15 (SIGTERM)"
     unset = found("torch_env_rendezvous_master_addr", "torch.env_rendezvous_unset")
     assert "needs MASTER_ADDR" in unset.title and "master_port" in unset.fix
     timeout = found("torch_rendezvous_store_failed", "torch.rendezvous_timeout")

@@ -45,7 +45,7 @@ def test_a_worker_whose_kv_cache_is_too_small_is_named_with_both_figures(cluster
 def test_a_gated_model_on_the_ray_head_is_named_with_the_model_and_the_token_fix(cluster, tmp_path):
     head = cluster.nodes[0].name
     failed, named, _ = _failed_up(cluster, tmp_path, "log:hub_gated_401", executor="ray")
-    assert failed.cause.startswith(f"{head}: meta-llama/Llama-2-7b is gated"), failed.cause
+    assert failed.cause.startswith(f"{head}: the model meta-llama/Llama-2-7b is gated"), failed.cause
     assert "HF_TOKEN" in failed.cause
     assert [(d.node, d.id) for d in named][:1] == [(head, "hub.gated")]
 
@@ -80,7 +80,7 @@ def test_a_ray_version_mismatch_on_the_head_is_named_with_both_versions(cluster,
     head = cluster.nodes[0].name
     failed, named, _ = _failed_up(cluster, tmp_path, "log:ray_version_mismatch", executor="ray")
     assert failed.cause.startswith(f"{head}: "), failed.cause
-    assert "Ray 2.42.0 / Python 3.9.21 here, 2.12.0 / 3.11.11 on the head" in failed.cause
+    assert "(Ray 2.42.0 here, 2.12.0 there) (Python 3.9.21 here, 3.11.11 there)" in failed.cause
     assert "Fix: Run the same image on every node" in failed.cause
     d = next(d for d in named if d.id == "ray.version_mismatch")
     assert d.node == head and d.figures["node_ray"] == "2.42.0" and d.figures["cluster_ray"] == "2.12.0"
@@ -103,7 +103,7 @@ def test_tritons_old_ptxas_on_a_worker_is_named_with_the_gpus_architecture(clust
     worker = cluster.nodes[1].name
     failed, named, _ = _failed_up(cluster, tmp_path, f"log:triton_ptxas_sm121a@{worker}", executor="native")
     assert failed.cause.startswith(
-        f"{worker}: the CUDA compiler (Triton's ptxas or nvcc) does not know sm_121a"
+        f"{worker}: the CUDA compiler (Triton's ptxas or nvcc) does not know the GPU architecture sm_121a"
     )
     assert "TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas" in failed.cause
     d = next(d for d in named if d.id == "cuda.ptxas_unknown_arch")
