@@ -267,14 +267,11 @@ MISSED = {
     },
     "round22_B": {
         GH + "skypilot-org/skypilot/issues/2958": "new:skypilot_resources_unavailable",
-        GH + "rapidsai/ucx-py/issues/194": "link.ucx_unreachable",
         GH + "deepseek-ai/DeepEP/issues/106": "nccl.ib_completion_error",
         GH + "OpenMandrivaAssociation/distribution/issues/2076": "driver.dkms_build_failed",
         GH + "mattshma/bigdata/issues/108": "docker.gpu_not_in_container",
-        GH + "ray-project/ray/issues/48226": "ray.internal_check_failed",
         GH + "NVIDIA/k8s-device-plugin/issues/430": "new:k8s_gpu_unschedulable",
         GH + "ray-project/kuberay/issues/1414": "new:k8s_gpu_allocation_failed",
-        GH + "openucx/ucx/issues/5148": "link.rdma_qp_create_failed",
         GH + "NVIDIA/k8s-device-plugin/issues/96": "new:k8s_gpu_unschedulable",
         GH + "tenstorrent/tt-inference-server/issues/430": "system.read_only_fs",
         GH + "jamesstringer90/Easy-GPU-PV/issues/276": "driver.nvml_lost_in_container",
@@ -288,8 +285,6 @@ MISSED = {
         GH + "ollama/ollama/issues/4342": "system.hung_task",
         GH + "henrygd/beszel/issues/1558": "system.host_hardware_error",
         GH + "vllm-project/vllm/issues/7772": "new:vllm_worker_method_failed",
-        GH + "oxidecomputer/propolis/issues/376": "system.rcu_stall",
-        GH + "ray-project/ray/issues/52530": "ray.internal_check_failed",
         GH + "openwrt/openwrt/issues/14504": "new:link_duplex_unknown",
         GH + "sonic-net/sonic-buildimage/issues/23146": "new:ext4_fs_error",
         GH + "microsoft/SwinBERT/issues/30": "system.read_only_fs",
@@ -465,11 +460,14 @@ SCORE = {
     # post-hoc, session 24 ph24a: cuda.device_side_assert marked generic (any kernel assertion), so the sampler's
     # probability-tensor assertion names vllm.nan_probabilities alone, 46 -> 47
     "round22_A": (47, 50),
-    "round22_B": (38, 50),
+    # post-hoc, session 24 ph24b: UCX's `no ... transport to` with other reasons than unreachable, rdma-core qedr's
+    # `create qp: failed on ibv_cmd_create_qp`, a Ray check after a `(ray_init)` component or alone behind its file
+    "round22_B": (41, 50),
     # post-hoc, session 24 ph24a: four wordings of known kinds (transformers' cached_file clause, TGI's bare
     # max_new_tokens limit, torch.fx's node of vLLM's split graph, msgspec's SamplingParams keyword) 44 -> 48
     "round22_C": (48, 50),
-    "round22_D": (41, 50),
+    # post-hoc, session 24 ph24b: RCU's `kthread starved for N jiffies!` line alone, a Ray check behind its file alone
+    "round22_D": (43, 50),
 }
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
