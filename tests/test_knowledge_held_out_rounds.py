@@ -268,7 +268,6 @@ MISSED = {
     "round22_B": {
         GH + "skypilot-org/skypilot/issues/2958": "new:skypilot_resources_unavailable",
         GH + "deepseek-ai/DeepEP/issues/106": "nccl.ib_completion_error",
-        GH + "OpenMandrivaAssociation/distribution/issues/2076": "driver.dkms_build_failed",
         GH + "mattshma/bigdata/issues/108": "docker.gpu_not_in_container",
         GH + "NVIDIA/k8s-device-plugin/issues/430": "new:k8s_gpu_unschedulable",
         GH + "ray-project/kuberay/issues/1414": "new:k8s_gpu_allocation_failed",
@@ -459,8 +458,8 @@ SCORE = {
     "round22_A": (47, 50),
     # post-hoc, session 24 ph24b: UCX's `no ... transport to` with other reasons than unreachable, rdma-core qedr's
     # `create qp: failed on ibv_cmd_create_qp`, a Ray check after a `(ray_init)` component or alone behind its file,
-    # coreutils chmod's `changing permissions of '...': Read-only file system`
-    "round22_B": (42, 50),
+    # coreutils chmod's `changing permissions of '...': Read-only file system`, gcc's `error:` in a DKMS build tree
+    "round22_B": (43, 50),
     # post-hoc, session 24 ph24a: four wordings of known kinds (transformers' cached_file clause, TGI's bare
     # max_new_tokens limit, torch.fx's node of vLLM's split graph, msgspec's SamplingParams keyword) 44 -> 48
     "round22_C": (48, 50),
