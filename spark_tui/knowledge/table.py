@@ -160,8 +160,9 @@ def _literals(parsed) -> tuple[str, str, str, bool]:
             continue
         if op is sre_c.AT or op is sre_c.ASSERT or op is sre_c.ASSERT_NOT:
             continue
+        # a `(?i:...)` group matches any case, the prefilter's `in` one only: its letters are no
+        # literal, and it ends a run like a class does (below)
         if op is sre_c.SUBPATTERN and not arg[1] & sre_c.SRE_FLAG_IGNORECASE:
-            # `(?i:...)` matches any case, the prefilter's `in` one only: its letters are no literal
             inner, first, last, literal = _literals(arg[-1])
             if literal:
                 run += inner
