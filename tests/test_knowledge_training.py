@@ -131,6 +131,12 @@ LEFT = {
     # ctr with containerd/rust-extensions' skeleton shim, which implements no task service: a shim developer's
     # experiment, not a runtime an operator installs (t24d)
     GH + "containerd/rust-extensions/issues/53": "ctr's `/containerd.task.v2.Task/Create is not supported`",
+    # Cline's own cloud gateway refusing a field its client release sent (reasoning_details): a bug of one release, and
+    # the zod wording `Invalid input: expected string, received undefined` is any TypeScript validator's (t25c)
+    GH + "cline/cline/issues/8295": "Cline's gateway `Invalid input: expected string, received undefined`",
+    # LiteLLM reading an Ollama reply without eval_count, passed on as a 500 whose whole message is the KeyError's key:
+    # a bug of one LiteLLM release, and `'eval_count'` alone says nothing an operator can act on (t25c)
+    GH + "microsoft/autogen/issues/2163": "LiteLLM's KeyError `'eval_count'` passed on as a 500",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
