@@ -479,6 +479,43 @@ from tests.helpers import SAMPLES, found
             "docker.gpu_runtime_no_driver",
             {"library": "libnvidia-fatbinaryloader.so.**384.81**"},
         ),
+        # session 25 (t25b): Kubernetes GPU scheduling and SkyPilot
+        ("t25b_k8s_evicted_message", "docker.k8s_pod_evicted", {"resource": "ephemeral-storage"}),
+        ("t25b_k8s_taint_only", "docker.k8s_untolerated_taint", {"taint": "gpu:"}),
+        ("t25b_k8s_insufficient_memory_pai", "docker.k8s_insufficient_resources", {"resource": "memory"}),
+        (
+            "t25b_k8s_image_pull_backoff_event",
+            "docker.k8s_image_pull_backoff",
+            {"image": "drainnode/leader:v1.0-rc9"},
+        ),
+        (
+            "t25b_k8s_mount_nfs_exit_32_combined",
+            "docker.k8s_volume_mount_failed",
+            {"volume": "pvc-e4b3c5e9-ab2b-4b6f-aa9a-4ae74d19bef5", "why": "mount failed: exit status 32"},
+        ),
+        (
+            "t25b_k8s_multi_attach_longhorn",
+            "docker.k8s_volume_multi_attach",
+            {"volume": "pvc-80c52f0e-8ebc-4f29-b93a-12bd0978be8b"},
+        ),
+        (
+            "t25b_k8s_secret_key_missing",
+            "docker.k8s_create_container_config_error",
+            {"kind": "Secret", "key": "VALUE"},
+        ),
+        ("t25b_k8s_flannel_subnet_env_event", "docker.k8s_pod_network_failed", {"plugin": "flannel"}),
+        ("t25b_kubectl_apiserver_6443_refused", "docker.k8s_api_unreachable", {"server": "127.0.0.1:6443"}),
+        ("t25b_sky_failed_acquire_zones_table", "skypilot.resources_unavailable", {"where": "CA"}),
+        (
+            "t25b_gcp_zone_exhausted_sct",
+            "docker.cloud_zone_exhausted",
+            {"zone": "projects/skilled-adapter-452/zones/us-east1-b"},
+        ),
+        (
+            "t25b_helm_chart_not_found_vllm_stack",
+            "docker.helm_chart_not_found",
+            {"chart": "production-stack", "repo": "vllm"},
+        ),
     ],
 )
 def test_figures_come_out_as_values(name, ident, figures):
@@ -531,3 +568,27 @@ def test_a_shells_killed_line_gives_way_to_the_containers_exit_code():
     assert ids == ["docker.oom_killed", "system.process_killed"]
     f = found("oom_shell_killed_progress", "system.process_killed")
     assert "SIGKILL" in f.title and f.secondary
+
+
+def test_a_device_allocation_carrying_a_known_device_plugin_error_is_named_by_that_error():
+    # the kubelet's `Allocate failed due to ..., which is unexpected` is a catch-all: a GPU lost to the driver inside it is
+    # driver.gpu_lost only (t25b)
+    ids = [f.id for f in scan((SAMPLES / "c16cuda_k8s_device_plugin_nvml_gpu_lost.log").read_text())]
+    assert ids == ["driver.gpu_lost"]
+    f = found("t25b_k8s_allocate_failed_transport_closing", "docker.k8s_device_allocate_failed")
+    assert f.generic
+
+
+def test_a_pull_that_failed_for_a_known_reason_lists_the_back_off_after_it():
+    # the kubelet's ErrImagePull/ImagePullBackOff lines follow from the pull's own error (t25b)
+    ids = [f.id for f in scan((SAMPLES / "c16hub_docker_insufficient_scope.log").read_text())]
+    assert ids == ["docker.registry_auth", "docker.k8s_image_pull_backoff"]
+
+
+def test_a_skypilot_timeout_with_a_gpu_shortage_in_its_details_is_named_by_the_shortage():
+    line = (
+        "sky.provision.kubernetes.config.KubernetesError: Timed out while waiting for nodes to start. Cluster may be out of"
+        " resources or may be too slow to autoscale. Pod status: Pending Details: '0/2 nodes are available: 2 Insufficient"
+        " nvidia.com/gpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.' "
+    )
+    assert [f.id for f in scan(line)] == ["docker.k8s_gpu_unschedulable"]
