@@ -443,6 +443,8 @@ def test_one_oomd_kill_told_by_two_lines_is_one_finding():
         # session 25 (t25a): ssh's retry prompt after a wrong password (a person typing, not a launcher refused), a Rust
         # program's permission error, and systemd-coredump telling that limits turned the dump off (no crash named)
         "Permission denied, please try again.",
+        # ssh's own line for a session the user ended (exit, logout): not a lost connection
+        "Connection to ssh.prod.grid.cloud closed.",
         "Error: Permission denied (os error 13)",
         "Jul 29 01:29:40 f3 systemd-coredump[62744]: Resource limits disable core dumping for process 62715 (bash).",
         # ext4's routine mount and remount lines, and a corrected PCIe error (the link retried, nothing was lost)
