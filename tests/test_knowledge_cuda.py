@@ -102,6 +102,23 @@ from tests.helpers import SAMPLES, found
             {"path": "/projects/bfmz/minum/llmflux-data/.cache/flashinfer"},
         ),
         ("cpu_thermal_throttle", "system.cpu_thermal_throttle", {"scope": "Package"}),
+        ("t25a_ssh_auth_denied_title", "system.ssh_auth_denied", {"methods": "publickey,password"}),
+        (
+            "t25a_coredump_systemd_journal",
+            "system.process_core_dumped",
+            {"pid": 471, "process": "systemd-journal"},
+        ),
+        (
+            "t25a_deepspeed_ssh_check_called_process",
+            "deepspeed.host_unreachable_via_ssh",
+            {"host": "192.168.3.100"},
+        ),
+        ("t25a_ext4_deleted_inode_referenced", "system.filesystem_corrupted", {"device": "sda9"}),
+        (
+            "t25a_apt_depends_not_going",
+            "system.apt_unmet_dependencies",
+            {"package": "nvidia-driver", "dependency": "nvidia-driver-libs"},
+        ),
         (
             "t24f_thermal_zone_critical_shutdown",
             "system.thermal_shutdown",
@@ -423,6 +440,16 @@ def test_one_oomd_kill_told_by_two_lines_is_one_finding():
         # a PyTorch build note, not an assert that fired
         "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
         # systemd-oomd considering, not killing
+        # session 25 (t25a): ssh's retry prompt after a wrong password (a person typing, not a launcher refused), a Rust
+        # program's permission error, and systemd-coredump telling that limits turned the dump off (no crash named)
+        "Permission denied, please try again.",
+        # ssh's own line for a session the user ended (exit, logout): not a lost connection
+        "Connection to ssh.prod.grid.cloud closed.",
+        "Error: Permission denied (os error 13)",
+        "Jul 29 01:29:40 f3 systemd-coredump[62744]: Resource limits disable core dumping for process 62715 (bash).",
+        # ext4's routine mount and remount lines, and a corrected PCIe error (the link retried, nothing was lost)
+        "EXT4-fs (nvme0n1p2): mounted filesystem with ordered data mode. Quota mode: none.",
+        "pcieport 0000:00:1c.5: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=00e5(Receiver ID)",
         "systemd-oomd[93234]: Considered 97 cgroups for killing, top candidates were:",
         # CUDA error 717, a kernel's fault on an address space: not 801's unsupported feature (cudaGetErrorString's text)
         "RuntimeError: CUDA error: operation not supported on global/shared address space",
