@@ -990,7 +990,9 @@ def test_a_line_retyped_without_quotes_keeps_its_name():
         # (a wrapper's line before it may quote none: FastChat's web UI message)
         first = _named_line(name, m)
         named = [line for line in _sample(name).splitlines() if m.match(line)]
-        line = first if QUOTED.search(first) else next((line for line in named if QUOTED.search(line)), named[0])
+        line = (
+            first if QUOTED.search(first) else next((line for line in named if QUOTED.search(line)), named[0])
+        )
         retyped = QUOTED.sub(lambda q: q.group(2), line)
         assert retyped != line, f"{name}: its first named line holds no quoted word"
         if not {f.id for f in m.match(line)} & {f.id for f in m.match(retyped)}:
