@@ -77,6 +77,9 @@ LEFT = {
     + "kserve/kserve/issues/3769": "KServe's `Failed to start model server: integer division or modulo by zero`",
     # a bug of vLLM 0.8.3 (gone in 0.8.5): an AttributeError on a layer any Python program could print
     GH + "kubeai-project/kubeai/issues/533": "'ColumnParallelLinear' object has no attribute 'input_scale'",
+    # ethtool's `Link detected: no` retold in prose: diagnose's ethtool reader names link.down with the port from the
+    # whole output; a line pattern would name it twice there and name a Spark's unused ports in any paste (t25e)
+    GH + "EttusResearch/uhd/issues/765": "ethtool's `link detected: no` retold without the output around it",
     # Dify's summary of any 404 of an OpenAI-compatible server: a wrong model name and a wrong route read the same
     GH + "langgenius/dify/issues/13297": "Dify's `Credentials validation failed with status code 404`",
     # the header TGI's shard logs before the traceback of a model it could not build: the table names the traceback's
