@@ -140,6 +140,10 @@ LEFT = {
     # LiteLLM reading an Ollama reply without eval_count, passed on as a 500 whose whole message is the KeyError's key:
     # a bug of one LiteLLM release, and `'eval_count'` alone says nothing an operator can act on (t25c)
     GH + "microsoft/autogen/issues/2163": "LiteLLM's KeyError `'eval_count'` passed on as a 500",
+    # a JavaScript TypeError in Continue's diff streamer for its vllm provider (one Continue release's bug); the words
+    # `reading 'toLowerCase'` are any JavaScript program's (t25n)
+    GH
+    + "continuedev/continue/issues/3021": "Continue's vllm provider: `Cannot read properties of undefined`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
