@@ -16,6 +16,12 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
+    # t25j: retold in the reporter's own words (host-OOM-killed, the kernel sends SIGKILL): no program's wording to anchor on
+    GH + "vllm-project/vllm/issues/43969": "a host OOM kill retold in a sentence (no program's words)",
+    # t25j: cut before the missing target: `ptxas` has no ... does not say what it lacks
+    GH + "THUDM/slime/pull/1835": "a retold ptxas limit cut before its sm_121a target",
+    # t25j: NVML's refusal retold in the reporter's words (cannot give GPU memory information), no NVML wording left
+    GH + "rossumai/nvgpu/pull/37": "NVML's memory query refusal on GB10 retold without NVML's words",
     # vLLM 0.4.0's pynccl destructor after a failed constructor: held-out round 14 labels this `Exception ignored` noise
     # `-` (the failure is the error above it), so no entry may name it; round 21 asks for a kind (left to the lead, t24c)
     GH
