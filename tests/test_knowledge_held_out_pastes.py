@@ -124,9 +124,7 @@ def test_a_paste_round_is_independent_of_everything_the_project_cites(name):
     sources = [r.source for r in rows]
     # pastes7-10 hold 10-20: their collectors' share of the session's search budget ran out
     least = {"pastes7": 18, "pastes8": 18, "pastes9": 18, "pastes10": 10}.get(name, 30)
-    assert len(rows) >= least and len(
-        set(sources)
-    ) == len(sources)
+    assert len(rows) >= least and len(set(sources)) == len(sources)
     assert all(re.fullmatch(r"https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+", s) for s in sources)
     assert {r.file for r in rows} == {p.name for p in (one.path.parent / one.name).iterdir()}
     assert one.cited(__file__) == {}

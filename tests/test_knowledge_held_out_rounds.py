@@ -313,7 +313,8 @@ MISSED = {
         GH + "openwrt/openwrt/issues/14504": "new:link_duplex_unknown",
         GH + "sonic-net/sonic-buildimage/issues/23146": "new:ext4_fs_error",
         GH + "microsoft/SwinBERT/issues/30": "system.read_only_fs",
-    },    "round23_A": {
+    },
+    "round23_A": {
         GH + "ollama/ollama/issues/4794": "ollama.runner_terminated",
         GH + "mozilla-ai/llamafile/issues/730": "vllm.unsupported_architecture",
         GH + "gpustack/gpustack/issues/1624": "vllm.unsupported_architecture",
