@@ -337,7 +337,6 @@ MISSED = {
         GH + "infiniflow/ragflow/issues/4074": "new:ollama_format_json_schema_unsupported",
         GH + "towhee-io/examples/issues/244": "hub.offline_not_cached",
         GH + "labring/FastGPT/issues/4180": "vllm.client_connection_error",
-        GH + "wandb/openui/issues/18": "vllm.api_key_rejected",
     },
     "round23_C": {
         GH + "skypilot-org/skypilot/issues/908": "new:ray_up_head_node_failed",
@@ -555,8 +554,9 @@ SCORE = {
     # post-hoc, session 25 ph25a: vLLM 0.5's lower-case `server didn't reply within N ms`, LMCache's `Remote connection
     # failed in contains`, SGLang's/LMDeploy's `Failed to parse fc related info to json format!` 36 -> 39
     "round23_A": (39, 50),
-    # post-hoc, session 25 ph25a: TRL's GRPO check `The requested device for vllm (cuda:N) is not available` 39 -> 40
-    "round23_B": (40, 50),
+    # post-hoc, session 25 ph25a: TRL's GRPO check `The requested device for vllm (cuda:N) is not available`, OpenAI's
+    # `Incorrect API key provided: ...` 39 -> 41
+    "round23_B": (41, 50),
     "round23_C": (31, 50),
     "round23_D": (46, 50),
 }
