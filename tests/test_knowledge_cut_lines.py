@@ -19,12 +19,16 @@ def _sample(name: str) -> str:
     return (SAMPLES / f"{name}.log").read_text()
 
 
-def _named_line(name: str, m: Matcher) -> str:
-    """The sample's first line that names an entry of its NAME.expect (a header line before it that names only a
-    catch-all, PyTorch's `Error(s) in loading state_dict for X:`, is not the line the sample is about)."""
+def _named_lines(name: str, m: Matcher) -> list[str]:
+    """The sample's named lines, those naming an entry of its NAME.expect first (a header line before them that names
+    only a catch-all, PyTorch's `Error(s) in loading state_dict for X:`, is not the line the sample is about)."""
     want = set((SAMPLES / f"{name}.expect").read_text().split())
-    lines = [line for line in _sample(name).splitlines() if m.match(line)]
-    return next((line for line in lines if want & {f.id for f in m.match(line)}), lines[0])
+    named = [
+        (line, bool(want & {f.id for f in m.match(line)}))
+        for line in _sample(name).splitlines()
+        if m.match(line)
+    ]
+    return [line for line, _ in sorted(named, key=lambda pair: not pair[1])]
 
 
 # An exception's class dropped by whoever pasted the line (`RuntimeError: X` -> `X`), the message kept.
@@ -523,7 +527,7 @@ def test_a_line_cut_at_its_end_keeps_its_name(name, words):
     """A line cut after its front words names what the whole line names, when those words are the program's own
     and say one failure (README, "What a line names"); cut lines are not real lines, so they are no samples."""
     m = Matcher()
-    line = _named_line(name, m)
+    line = _named_lines(name, m)[0]
     cut = " ".join(line.split(" ")[:words])
     assert cut != line, f"{name}: {words} words are the whole line"
     ids = {f.id for f in m.match(line)}
@@ -986,13 +990,10 @@ def test_a_line_retyped_without_quotes_keeps_its_name():
     m = Matcher()
     lost = []
     for name in RETYPED_WITHOUT_QUOTES:
-        # the sample's named line (README: not a catch-all header before it), else the first named line that quotes a word
-        # (a wrapper's line before it may quote none: FastChat's web UI message)
-        first = _named_line(name, m)
-        named = [line for line in _sample(name).splitlines() if m.match(line)]
-        line = (
-            first if QUOTED.search(first) else next((line for line in named if QUOTED.search(line)), named[0])
-        )
+        # the first named line that quotes a word, the sample's own lines first (README: not a catch-all header before
+        # them; a wrapper's line may quote none: FastChat's web UI message)
+        named = _named_lines(name, m)
+        line = next((line for line in named if QUOTED.search(line)), named[0])
         retyped = QUOTED.sub(lambda q: q.group(2), line)
         assert retyped != line, f"{name}: its first named line holds no quoted word"
         if not {f.id for f in m.match(line)} & {f.id for f in m.match(retyped)}:
@@ -1257,7 +1258,7 @@ def test_a_line_that_lost_its_first_word_keeps_its_name(name):
     """A line without its first word names what the whole line names when the words left are the program's own and
     say one failure; cut lines are not real lines, so they are no samples."""
     m = Matcher()
-    line = _named_line(name, m)
+    line = _named_lines(name, m)[0]
     cut = " ".join(line.split(" ")[1:])
     ids = {f.id for f in m.match(line)}
     assert ids & {f.id for f in m.match(cut)}, (cut, ids)
