@@ -443,12 +443,20 @@ def test_an_exception_class_names_its_entry_only_when_the_lines_words_name_none(
         "ray.memory_monitor_kill"
     ]
     assert [f.id for f in scan("torch.OutOfMemoryError: a new wording")] == ["cuda.out_of_memory"]
+    # a person who elided the message pasted the class with `...` (round 23 B's `LocalEntryNotFoundError ...`)
+    for elided in (
+        "LocalEntryNotFoundError ...",
+        "huggingface_hub.errors.LocalEntryNotFoundError: ...",
+        "GatedRepoError …",
+    ):
+        assert len(scan(elided)) == 1 and scan(elided)[0].id.startswith("hub."), elided
     for code in (
         "    except GatedRepoError:",
         "    raise GatedRepoError(message, response=response) from e",
         "Retrying call in 0.8 seconds as it raised GetTimeoutError: slow.",
         "NotGatedRepoError: x",
         "GatedRepoError, RepositoryNotFoundError and friends",
+        "GatedRepoError ... and other classes",
     ):
         assert scan(code) == [], code
     # the words name the port in use: torch's DistNetworkError (a lost store connection by its class) gives way

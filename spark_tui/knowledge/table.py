@@ -73,10 +73,11 @@ EXCEPTION = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 def exception_pattern(name: str) -> Pattern:
     """The line a Python traceback ends with for `name`: the class (after any module path when the
-    name is bare), then `: message` or nothing; not `except X:`, `raise X(...)`, a retry's
-    `as it raised X: ...` or `X,` in a sentence."""
+    name is bare), then `: message` or nothing, or a message a person elided (`X: ...`, `X ...`);
+    not `except X:`, `raise X(...)`, a retry's `as it raised X: ...` or `X,` in a sentence."""
     before = r"(?<![\w.])" if "." in name else r"(?<!\w)"
-    regex = before + r"(?<!raise )(?<!raised )" + re.escape(name) + r"(?=:\s*\S|\s*$)"
+    tail = r"(?=:\s*\S|\s*(?:\.\.\.|…)?\s*$)"
+    regex = before + r"(?<!raise )(?<!raised )" + re.escape(name) + tail
     return Pattern(re.compile(regex), needle=name.rsplit(".", 1)[-1], by_class=True)
 
 
