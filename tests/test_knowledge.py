@@ -467,6 +467,30 @@ def test_an_exception_class_names_its_entry_only_when_the_lines_words_name_none(
     assert "torch.store_connection_lost" not in {f.id for f in scan(words)} and scan(words)
 
 
+def test_a_message_inside_a_string_literal_is_read_as_printed():
+    """A client carries an OpenAI-compatible server's error body (`Error code: 400 - {...}`), a JSON log field holds a
+    traceback: the message's quotes arrive escaped (once or twice) and its lines joined by `\\n`. Its words are read
+    as printed, each of its lines on its own, and the words found are shown in the line as it came."""
+    inner = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    body = json.dumps({"object": "error", "message": inner, "type": "BadRequestError", "code": 400})
+    for line in (
+        "openai.BadRequestError: Error code: 400 - " + body,
+        "Error: " + json.dumps({"detail": body}),
+    ):
+        (f,) = scan(line)
+        assert f.id == "vllm.auto_tool_choice_disabled"
+        assert "tool choice requires --enable-auto-tool-choice" in f.line[slice(*f.span)]
+    traceback = 'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n' + (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
+    assert [f.id for f in scan(json.dumps({"level": "error", "exception": traceback}))] == [
+        "cuda.no_kernel_image"
+    ]
+    # the same escapes around words that say nothing wrong name nothing
+    healthy = 'Loading "Qwen/Qwen3-8B"\nRoute: /v1/chat/completions, Methods: POST\n\tdone'
+    assert scan(json.dumps({"message": healthy})) == []
+
+
 def test_a_literal_is_counted_in_bytes_so_three_cjk_characters_are_enough():
     """The shell's `Killed` in a Chinese locale is three characters, nine bytes: as rare as a long ASCII word."""
     kb = parse_table(_entry(patterns=["'^\\s*已杀死\\s*$'"], figures="{}"), "kb.yaml")

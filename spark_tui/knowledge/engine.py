@@ -36,6 +36,36 @@ def as_printed(text: str) -> str:
     return text
 
 
+# A message carried inside a JSON or Python string (an OpenAI-compatible error body, a client's repr of it, a
+# traceback in a JSON log field) arrives with its quotes escaped and its newlines as `\n`: the program's words are
+# read again as printed, each of the message's own lines on its own.
+ESCAPE = re.compile(r"\\+(?:[\"'nrt])")
+
+
+def unescaped(line: str) -> list[tuple[str, list[int]]]:
+    """The lines a string literal inside `line` holds, as printed (`\\"` and `\\\\\\"` as `"`, `\\n` ends a line),
+    each with where its characters were in `line`; one (line, map) per line."""
+    parts: list[tuple[str, list[int]]] = []
+    text: list[str] = []
+    where: list[int] = []
+    last = 0
+    for m in ESCAPE.finditer(line):
+        text.append(line[last : m.start()])
+        where.extend(range(last, m.start()))
+        kind = m.group()[-1]
+        if kind in "nr":  # a newline of the message: the line so far is one of its lines
+            parts.append(("".join(text), where))
+            text, where = [], []
+        else:  # a quote or a tab, however many times escaped
+            text.append(" " if kind == "t" else kind)
+            where.append(m.end() - 1)
+        last = m.end()
+    text.append(line[last:])
+    where.extend(range(last, len(line)))
+    parts.append(("".join(text), where))
+    return [(part, at) for part, at in parts if part.strip()]
+
+
 # What log collection puts before a program's own line:
 # - `docker logs -t`'s timestamp, compose's `service  | `, torchrun's `[rank0]:`, mpirun's `[1,0]<stderr>:`;
 # - Ray's `(RayWorkerWrapper pid=42, ip=10.0.0.2)` and its C++ `[2023-06-09 01:52:53,319 E 9906 9971] (raylet) x.cc:135: `;
@@ -226,32 +256,63 @@ class Matcher:
         # every match (iter): pyahocorasick's iter_long drops a shorter literal when a longer one that
         # shares its start or holds it fails to complete ("] Watchdog ... timeout" at a line's end)
         ends = [end for end, _ in self._automaton.iter(text)]
+        escaped: set[int] = set()
+        if "\\" in text:  # a string literal's escaped quotes or newlines may hide a literal
+            escaped = {i for i, line in enumerate(lines) if ESCAPE.search(line) and self._holds_escaped(line)}
         if not ends:
-            return []
+            return sorted(escaped)
         cum = list(accumulate(map(len, lines)))
 
         def start(i: int) -> int:  # where line i begins in the joined text
             return (cum[i - 1] if i else 0) + i
 
-        return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends})
+        return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends} | escaped)
+
+    def _holds_escaped(self, line: str) -> bool:
+        return any(next(self._automaton.iter(part), None) is not None for part, _ in unescaped(line))
 
     def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object], tuple[int, int]]], list[str]]:
         """The entries a line matches with the figures it carries and where the words matched
         (one per entry), the line as matched (ANSI colours removed), and the ids of the entries
         this line makes normal (their `unless:`): usually no entry and none."""
-        scan = self._automaton.iter
         if "\x1b" in line:  # colours removed first: a code inside the wording would hide its literal
             line = ANSI.sub("", line)
         if not line.isascii():
             line = as_printed(line)
-        if next(scan(line), None) is None:
-            return line, [], []
-        candidates = sorted({i for _, items in scan(line) for i in items})
         line = line.rstrip("\r")  # a CRLF text's lines: the figures end where the words end
         out: list[tuple[Entry, dict[str, object], tuple[int, int]]] = []
         done: set[str] = set()
         calmed: list[str] = []
         by_class: set[str] = set()  # entries this line names by an exception's class alone
+        self._search(line, None, out, done, calmed, by_class)
+        if "\\" in line and ESCAPE.search(line):
+            for part, at in unescaped(line):
+                if part != line:
+                    self._search(part, at, out, done, calmed, by_class)
+        if by_class and len(out) > len(by_class):
+            # An exception's class gives way to an entry the line's words name (README: `exceptions`).
+            out = [found for found in out if found[0].id not in by_class]
+        if len(out) > 1 and any(entry.generic for entry, _, _ in out):
+            # A catch-all gives way to what names the line more closely (README: `generic`).
+            specific = [found for found in out if not found[0].generic]
+            out = specific or out
+        return line, out, calmed
+
+    def _search(
+        self,
+        line: str,
+        at: list[int] | None,
+        out: list[tuple[Entry, dict[str, object], tuple[int, int]]],
+        done: set[str],
+        calmed: list[str],
+        by_class: set[str],
+    ) -> None:
+        """The entries `line` matches, added to `out` (one per entry, `done`); `at` maps a string literal's
+        line back to where its characters are in the line that holds it (the spans are that line's)."""
+        scan = self._automaton.iter
+        if next(scan(line), None) is None:
+            return
+        candidates = sorted({i for _, items in scan(line) for i in items})
         lead = -1  # where the words begin after the line's decoration: found when first needed
         for i in candidates:
             entry, pattern, calms = self._items[i]
@@ -276,15 +337,10 @@ class Matcher:
             if pattern.by_class:
                 by_class.add(entry.id)
             _names(entry, figures)
-            out.append((entry, figures, (m.start() + shift, m.end() + shift)))
-        if by_class and len(out) > len(by_class):
-            # An exception's class gives way to an entry the line's words name (README: `exceptions`).
-            out = [found for found in out if found[0].id not in by_class]
-        if len(out) > 1 and any(entry.generic for entry, _, _ in out):
-            # A catch-all gives way to what names the line more closely (README: `generic`).
-            specific = [found for found in out if not found[0].generic]
-            out = specific or out
-        return line, out, calmed
+            start, end = m.start() + shift, m.end() + shift
+            if at is not None:
+                start, end = at[start] if start < len(at) else at[-1] + 1, at[end - 1] + 1 if end else 0
+            out.append((entry, figures, (start, end)))
 
     def match(self, line: str) -> list[Finding]:
         """Every entry a line matches (one finding per entry): usually none."""
