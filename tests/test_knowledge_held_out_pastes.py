@@ -23,7 +23,9 @@ MISSED = {
         "26_k8s-rdma-sriov-dev-plugin32.txt": ("link.qp_rtr_failed", "-"),
     },
     "pastes3": {
-        "02_LocalAI4789.txt": ("docker.gpu_prestart_hook_failed", "-"),
+        # post-hoc, session 26 t26c: the hook's inner `requirement error: invalid expression` now names the entry added
+        # for it (docker.gpu_requirement_invalid); the label predates that entry
+        "02_LocalAI4789.txt": ("docker.gpu_prestart_hook_failed", "docker.gpu_requirement_invalid"),
         "05_recipes653.txt": ("vllm.max_len_over_kv_cache", "vllm.kv_cache_too_small"),
         "10_textgen4326.txt": ("hub.gated", "hub.invalid_token"),
         "15_sglang34226.txt": ("sglang.unrecognized_arguments", "vllm.unrecognized_arguments"),
