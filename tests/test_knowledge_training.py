@@ -150,6 +150,13 @@ LEFT = {
     # `reading 'toLowerCase'` are any JavaScript program's (t25n)
     GH
     + "continuedev/continue/issues/3021": "Continue's vllm provider: `Cannot read properties of undefined`",
+    # a bare JSONDecodeError message: Dify's agent parsing streamed tool-call arguments, but any JSON parser says it (t26f)
+    GH
+    + "langgenius/dify-official-plugins/issues/1121": "a bare `Unterminated string starting at` (any JSON parser's)",
+    # gradio indexing choices[0] of vLLM's usage-only last stream chunk: the line is any Python program's IndexError (t26f)
+    GH + "gradio-app/gradio/issues/11729": "a bare `IndexError: list index out of range`",
+    # the OpenAI API refusing a bare tool name as tool_choice, the title cut after `is invalid.`: a client's bug, no kind (t26f)
+    GH + "langchain-ai/langchain/issues/16767": "OpenAI's `'$.tool_choice' is invalid.` cut in a title",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
