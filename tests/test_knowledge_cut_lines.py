@@ -1457,3 +1457,24 @@ def test_a_line_that_lost_its_first_two_words_keeps_its_name(name, nth):
     cut = " ".join(line.split(" ")[2:])
     ids = {f.id for f in m.match(line)}
     assert ids & {f.id for f in m.match(cut)}, (cut, ids)
+
+
+# Post-hoc, session 26 (ph26c): runc's `exec: "X": executable file not found in $PATH` cut just before its quoted name
+# (a pod's status, a title), and BuildKit's line retyped with a space before each colon (`exit code : 100`).
+CUT_BEFORE = [
+    ("docker_executable_not_found_runc", r'^.*?exec: (?=\\?")', ""),
+    ("docker_executable_not_found", r'^.*?exec: (?=\\?")', ""),
+    ("g18docker_nvidia_smi_exec_not_found", r'^.*?exec: (?=\\?")', ""),
+    ("docker_build_step_apt_exit_100", r"(?<=\S):", " :"),
+    ("docker_build_step_mkdir_exit_1", r"(?<=\S):", " :"),
+]
+
+
+@pytest.mark.parametrize(("name", "cut", "by"), CUT_BEFORE, ids=[n for n, _, _ in CUT_BEFORE])
+def test_a_line_cut_before_its_quoted_program_or_with_spaced_colons_keeps_its_name(name, cut, by):
+    m = Matcher()
+    line = _named_lines(name, m)[0]
+    retyped = re.sub(cut, by, line)
+    assert retyped != line
+    ids = {f.id for f in m.match(line)}
+    assert ids & {f.id for f in m.match(retyped)}, (retyped, ids)
