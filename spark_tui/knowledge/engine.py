@@ -338,8 +338,9 @@ class Matcher:
                 by_class.add(entry.id)
             _names(entry, figures)
             start, end = m.start() + shift, m.end() + shift
-            if at is not None:
-                start, end = at[start] if start < len(at) else at[-1] + 1, at[end - 1] + 1 if end else 0
+            if at is not None:  # back to where the literal's characters are in the line that holds it
+                start = at[start] if start < len(at) else at[-1] + 1
+                end = at[end - 1] + 1 if end else start
             out.append((entry, figures, (start, end)))
 
     def match(self, line: str) -> list[Finding]:
