@@ -244,7 +244,8 @@ class Matcher:
 
     def hit_lines(self, lines: list[str]) -> list[int]:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
-        (the automaton runs in C over the joined text; no literal holds a newline)."""
+        (the automaton runs in C over the joined text; no literal holds a newline), and of the lines
+        holding an escaped string literal, whose literals `raw` finds once it has read them as printed."""
         text = "\n".join(lines)
         if "\x1b" in text:  # a colour code inside a wording would hide its literal: read without them
             lines = [ANSI.sub("", line) for line in lines]
@@ -257,8 +258,8 @@ class Matcher:
         # shares its start or holds it fails to complete ("] Watchdog ... timeout" at a line's end)
         ends = [end for end, _ in self._automaton.iter(text)]
         escaped: set[int] = set()
-        if "\\" in text:  # a string literal's escaped quotes or newlines may hide a literal
-            escaped = {i for i, line in enumerate(lines) if ESCAPE.search(line) and self._holds_escaped(line)}
+        if "\\" in text:  # a string literal's escaped quotes or newlines may hide a literal: `raw` reads it
+            escaped = {i for i, line in enumerate(lines) if ESCAPE.search(line)}
         if not ends:
             return sorted(escaped)
         cum = list(accumulate(map(len, lines)))
@@ -267,9 +268,6 @@ class Matcher:
             return (cum[i - 1] if i else 0) + i
 
         return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends} | escaped)
-
-    def _holds_escaped(self, line: str) -> bool:
-        return any(next(self._automaton.iter(part), None) is not None for part, _ in unescaped(line))
 
     def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object], tuple[int, int]]], list[str]]:
         """The entries a line matches with the figures it carries and where the words matched
