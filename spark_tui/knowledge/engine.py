@@ -115,6 +115,35 @@ def undecorated(line: str) -> int:
     return m.end() if m else 0
 
 
+# A message quoted inside a line: a retold error in quotes, backticks or bold, a JSON or logfmt field, a repr.
+# It begins after its opening quote (and its own decoration) and ends at its closing quote or at the line's end
+# (a retold message may hold the same quote unescaped).
+OPENING = re.compile(r"""(?:^|[\s:=\[{,])(\*\*|[\"'`])(?=\S)""")
+# A message retold after an app's words (`Error: <the message>`, `Failed to load model: <...>`); not after an
+# exception's class, whose message is its own (a `DisabledRepoError: 403 ...` is no authorization error).
+COLON = re.compile(r"(?<=\S)(?<![a-z]Error)(?<![a-z]Exception): (?=\S)")
+CLOSING = "\"'`*}]),; \t"
+
+
+def quoted(line: str) -> list[tuple[int, int]]:
+    """Where each message quoted inside `line` may begin and end."""
+    out: list[tuple[int, int]] = []
+    tail = len(line.rstrip(CLOSING))
+    for m in OPENING.finditer(line):
+        begin = m.end() + undecorated(line[m.end() :])
+        close = m.end()
+        while (close := line.find(m.group(1), close)) > 0 and line[close - 1] == "\\":
+            close += 1  # an escaped quote is the message's own
+        for span in ((begin, close), (begin, tail)):
+            if span[1] > span[0] and span not in out:
+                out.append(span)
+    for m in COLON.finditer(line):
+        begin = m.end() + undecorated(line[m.end() :])
+        if tail > begin and (begin, tail) not in out:
+            out.append((begin, tail))
+    return out
+
+
 GIB = re.compile(r"(?P<n>[\d.,]+)\s*(?P<u>[KMGT]i?B|bytes|B)?")
 UNITS = {"B": 1 / 2**30, "BYTES": 1 / 2**30, "KIB": 1 / 2**20, "KB": 1 / 2**20, "MIB": 1 / 1024}
 UNITS.update({"MB": 1 / 1024, "GIB": 1.0, "GB": 1.0, "TIB": 1024.0, "TB": 1024.0})
@@ -226,6 +255,24 @@ def _fill(text: str, figures: dict[str, object]) -> str:
     return string.Formatter().vformat(text, (), _Figures({k: v for k, v in figures.items()}))
 
 
+Match = tuple[
+    Entry, dict[str, object], tuple[int, int]
+]  # an entry, its figures, where its words are in the line
+
+
+@dataclass
+class Found:
+    """What the searches of one line gather."""
+
+    out: list[Match] = field(default_factory=list)
+    done: set[str] = field(default_factory=set)  # entries named (one finding per entry)
+    calmed: list[str] = field(default_factory=list)  # entries this line makes normal (their `unless:`)
+    by_class: set[str] = field(default_factory=set)  # entries named by an exception's class alone
+    missed: list[int] = field(
+        default_factory=list
+    )  # anchored patterns whose literal is there but not their words
+
+
 class Matcher:
     def __init__(self, kb: Table | None = None):
         self.table = kb or table()
@@ -269,7 +316,7 @@ class Matcher:
 
         return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends} | escaped)
 
-    def raw(self, line: str) -> tuple[str, list[tuple[Entry, dict[str, object], tuple[int, int]]], list[str]]:
+    def raw(self, line: str) -> tuple[str, list[Match], list[str]]:
         """The entries a line matches with the figures it carries and where the words matched
         (one per entry), the line as matched (ANSI colours removed), and the ids of the entries
         this line makes normal (their `unless:`): usually no entry and none."""
@@ -278,68 +325,79 @@ class Matcher:
         if not line.isascii():
             line = as_printed(line)
         line = line.rstrip("\r")  # a CRLF text's lines: the figures end where the words end
-        out: list[tuple[Entry, dict[str, object], tuple[int, int]]] = []
-        done: set[str] = set()
-        calmed: list[str] = []
-        by_class: set[str] = set()  # entries this line names by an exception's class alone
-        self._search(line, None, out, done, calmed, by_class)
+        found = Found()
+        self._search(line, None, found)
         if "\\" in line and ESCAPE.search(line):
             for part, at in unescaped(line):
                 if part != line:
-                    self._search(part, at, out, done, calmed, by_class)
-        if by_class and len(out) > len(by_class):
+                    self._search(part, at, found)
+        if not found.out and found.missed:
+            # Nothing names the line as a whole: a message quoted inside it is read on its own, so a pattern
+            # anchored at a message's start or end meets it (README: "What a line names").
+            self._search(line, None, found, found.missed, quoted(line))
+        out = found.out
+        if found.by_class and len(out) > len(found.by_class):
             # An exception's class gives way to an entry the line's words name (README: `exceptions`).
-            out = [found for found in out if found[0].id not in by_class]
+            out = [match for match in out if match[0].id not in found.by_class]
         if len(out) > 1 and any(entry.generic for entry, _, _ in out):
             # A catch-all gives way to what names the line more closely (README: `generic`).
-            specific = [found for found in out if not found[0].generic]
+            specific = [match for match in out if not match[0].generic]
             out = specific or out
-        return line, out, calmed
+        return line, out, found.calmed
 
     def _search(
         self,
         line: str,
         at: list[int] | None,
-        out: list[tuple[Entry, dict[str, object], tuple[int, int]]],
-        done: set[str],
-        calmed: list[str],
-        by_class: set[str],
+        found: Found,
+        candidates: list[int] | None = None,
+        spans: list[tuple[int, int]] | None = None,
     ) -> None:
-        """The entries `line` matches, added to `out` (one per entry, `done`); `at` maps a string literal's
-        line back to where its characters are in the line that holds it (the spans are that line's)."""
-        scan = self._automaton.iter
-        if next(scan(line), None) is None:
-            return
-        candidates = sorted({i for _, items in scan(line) for i in items})
+        """The entries `line` matches, added to `found`. `at` maps a string literal's line back to where its
+        characters are in the line that holds it (the spans are that line's). Given `candidates` and `spans`,
+        only those patterns are tried, each only inside those spans of the line."""
+        if candidates is None:
+            scan = self._automaton.iter
+            if next(scan(line), None) is None:
+                return
+            candidates = sorted({i for _, items in scan(line) for i in items})
         lead = -1  # where the words begin after the line's decoration: found when first needed
         for i in candidates:
             entry, pattern, calms = self._items[i]
             # an `unless:` line calms its entry even when the line matches the entry too
-            if entry.id in done and not calms:
+            if entry.id in found.done and not calms:
                 continue
-            m = pattern.regex.search(line)
-            shift = 0
-            if m is None and pattern.anchored:  # tried again after the line's decoration
-                lead = undecorated(line) if lead < 0 else lead
-                if lead:
-                    m, shift = pattern.regex.search(line[lead:]), lead
+            m, shift = None, 0
+            if spans is not None:
+                for begin, end in spans:
+                    m, shift = pattern.regex.search(line[begin:end]), begin
+                    if m is not None:
+                        break
+            else:
+                m = pattern.regex.search(line)
+                if m is None and pattern.anchored:  # tried again after the line's decoration
+                    lead = undecorated(line) if lead < 0 else lead
+                    if lead:
+                        m, shift = pattern.regex.search(line[lead:]), lead
+                if m is None and pattern.bounded and at is None:
+                    found.missed.append(i)
             if m is None:
                 continue
             if calms:
-                calmed.append(entry.id)
+                found.calmed.append(entry.id)
                 continue
             figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
             if not entry.holds(figures):  # the words are this entry's, the numbers another's (`when`)
                 continue
-            done.add(entry.id)
+            found.done.add(entry.id)
             if pattern.by_class:
-                by_class.add(entry.id)
+                found.by_class.add(entry.id)
             _names(entry, figures)
             start, end = m.start() + shift, m.end() + shift
             if at is not None:  # back to where the literal's characters are in the line that holds it
                 start = at[start] if start < len(at) else at[-1] + 1
                 end = at[end - 1] + 1 if end else start
-            out.append((entry, figures, (start, end)))
+            found.out.append((entry, figures, (start, end)))
 
     def match(self, line: str) -> list[Finding]:
         """Every entry a line matches (one finding per entry): usually none."""

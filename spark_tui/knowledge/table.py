@@ -59,6 +59,8 @@ class Pattern:
     # `^` somewhere, but not as the start of a lookahead over the whole line (`^(?!...)`): the
     # engine tries such a pattern again after a log collector's prefix (engine.DECORATION)
     anchored: bool = False
+    # `^` or `$` somewhere: a message quoted inside a line is tried as a line of its own (engine.quoted)
+    bounded: bool = False
     # made from the entry's `exceptions:`: the line names only the exception's class, and gives way
     # to an entry that the line's words name (engine.Matcher.raw)
     by_class: bool = False
@@ -203,20 +205,23 @@ def _sure_groups(parsed, names: dict[int, str]) -> set[str]:
     return out
 
 
-def _anchored(parsed) -> bool:
-    """Whether `^` (a match begins at the line's start) is in the pattern, in any group or branch;
-    not when it only opens a lookahead over the whole line, which reads a line's prefix on purpose."""
+def _anchored(parsed, at: tuple = (sre_c.AT_BEGINNING,)) -> bool:
+    """Whether `^` (a match begins at the line's start; or another of `at`) is in the pattern, in any group
+    or branch; not when it only opens a lookahead over the whole line, which reads a line's prefix on purpose."""
     ops = list(parsed)
     if len(ops) > 1 and ops[0] == (sre_c.AT, sre_c.AT_BEGINNING) and ops[1][0] is sre_c.ASSERT_NOT:
         return False
     for op, arg in ops:
-        if op is sre_c.AT and arg is sre_c.AT_BEGINNING:
+        if op is sre_c.AT and arg in at:
             return True
-        if op is sre_c.SUBPATTERN and _anchored(arg[-1]):
+        if op is sre_c.SUBPATTERN and _anchored(arg[-1], at):
             return True
-        if op is sre_c.BRANCH and any(_anchored(branch) for branch in arg[1]):
+        if op is sre_c.BRANCH and any(_anchored(branch, at) for branch in arg[1]):
             return True
     return False
+
+
+BOUNDS = (sre_c.AT_BEGINNING, sre_c.AT_END, sre_c.AT_END_STRING)
 
 
 def _parsed(regex: str, where: str):
@@ -251,7 +256,7 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
         needle = needle_of(item, f"{where}[{i}]", parsed)
         regex = re.compile(item)
         sure = _sure_groups(parsed, {n: name for name, n in regex.groupindex.items()})
-        out.append(Pattern(regex, needle, _anchored(parsed), sure=frozenset(sure)))
+        out.append(Pattern(regex, needle, _anchored(parsed), _anchored(parsed, BOUNDS), sure=frozenset(sure)))
     return tuple(out)
 
 
