@@ -619,7 +619,8 @@ def test_the_packaged_table_loads_and_an_id_is_used_once():
 
 # What log collection puts before a program's line (engine.DECORATION): docker logs -t, compose, torchrun, vLLM's
 # logger, a Ray actor, syslog/journald with dmesg's clock, mpirun, glog, Python logging, Ray's C++ logger; vLLM's
-# workers, Ray's raylet, Kubernetes' CRI files, loguru, Python logging's default format, pytest, GitHub Actions.
+# workers, Ray's raylet, Kubernetes' CRI files, loguru, Python logging's default format, pytest, GitHub Actions,
+# BuildKit's plain progress; a paste's quote, list and shell-prompt markers, an issue title's `[Bug]: `.
 DECORATIONS = [
     "2026-03-09T01:31:29.489253860Z ",
     "vllm-head-1  | ",
@@ -640,6 +641,12 @@ DECORATIONS = [
     "[ERROR] ",
     "E       ",
     "##[error]",
+    "#12 3.456 ",
+    "> ",
+    "- ",
+    "1. ",
+    "$ ",
+    "[Bug]: ",
 ]
 
 

@@ -74,7 +74,8 @@ def unescaped(line: str) -> list[tuple[str, list[int]]]:
 #   `I1119 10:08:56.123456  4242 main.go:123] ` (kubelet, Go device plugins);
 # - vLLM's `(VllmWorker rank=0 pid=42)`, Ray's `(raylet, ip=10.0.0.2)`, Kubernetes' CRI log files
 #   (`<time> stderr F `), loguru's `| ERROR    | module:function:12 - ` (FastChat, Xinference, MinerU),
-#   Python logging's default `ERROR:root:`, `[ERROR] `, pytest's `E   `, GitHub Actions' `##[error]`.
+#   Python logging's default `ERROR:root:`, `[ERROR] `, pytest's `E   `, GitHub Actions' `##[error]`, BuildKit's
+#   `#12 3.456 `; and what a person pastes before it: `> `, `- `, `1. `, `$ `, an issue title's `[Bug]: `.
 # A pattern anchored at the line's start (a bare `RuntimeError: Socket Timeout`, `Killed`) is tried again
 # after them. Not one whose anchor is a lookahead on the whole line: that one reads the decoration on
 # purpose (a Ray worker's bus error is not the shared-memory one).
@@ -101,6 +102,9 @@ DECORATION = re.compile(
             r"\[" + _LEVEL + r"\]:?\s",
             r"E\s{3,}",  # pytest
             r"##\[(?:error|warning)\]",  # GitHub Actions
+            r"#\d+\s\d+\.\d+\s",  # BuildKit's plain progress: `#12 3.456 `
+            r"(?:>|[-*+]|\d{1,2}\.|\$|=>)\s",  # a paste's quote, list or shell-prompt marker
+            r"\[[A-Z][A-Za-z ]{1,20}\]:?\s",  # an issue title's `[Bug]: `
             _LEVEL + r"\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]\s]+\]",  # vLLM
             _LEVEL + r"\b:?\s",
         )
@@ -139,8 +143,9 @@ def quoted(line: str) -> list[tuple[int, int]]:
                 out.append(span)
     for m in COLON.finditer(line):
         begin = m.end() + undecorated(line[m.end() :])
-        if tail > begin and (begin, tail) not in out:
-            out.append((begin, tail))
+        for span in ((begin, len(line)), (begin, tail)):
+            if span[1] > span[0] and span not in out:
+                out.append(span)
     return out
 
 
