@@ -360,7 +360,6 @@ MISSED = {
         GH + "huggingface/datasets/issues/7516": "hub.server_error",
         GH + "xorbitsai/inference/issues/912": "new:xinference_model_actor_out_of_memory",
         GH + "infiniflow/ragflow/issues/4074": "new:ollama_format_json_schema_unsupported",
-        GH + "labring/FastGPT/issues/4180": "vllm.client_connection_error",
     },
     "round23_C": {
         GH + "skypilot-org/skypilot/issues/908": "new:ray_up_head_node_failed",
@@ -612,8 +611,9 @@ SCORE = {
     "round23_A": (39, 50),
     # post-hoc, session 25 ph25a: TRL's GRPO check `The requested device for vllm (cuda:N) is not available`, OpenAI's
     # `Incorrect API key provided: ...` 39 -> 41; post-hoc, session 26 lead: an exception's class followed by a `...` that
-    # elides its message names the class's entry (`LocalEntryNotFoundError ...`) 41 -> 42
-    "round23_B": (42, 50),
+    # elides its message names the class's entry (`LocalEntryNotFoundError ...`) 41 -> 42; post-hoc, session 27 t27b:
+    # FastGPT's API log of the openai SDK's `Connection error.` (`Api response error: <route>, Connection error.`) 42 -> 43
+    "round23_B": (43, 50),
     # post-hoc, session 25 ph25b: SkyPilot's wait for worker nodes (ray.workers_not_joined), bash's missing orted and
     # ORTE's no-route notice (mpi.remote_daemon_failed), torchrun's agent line cut after its exit code, and Ray's GCS
     # report of a worker's SYSTEM_ERROR exit (ray.actor_died): C 31 -> 36

@@ -16,6 +16,9 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
+    # t27b: a Dify 2.0 beta's own UnboundLocalError in its LLM node (fixed in Dify): no failure of the backend or the cluster
+    GH
+    + "langgenius/dify/issues/25959": "Dify's own bug (curr_message_tokens unbound), not the stack spark-tui runs",
     # t25j: retold in the reporter's own words (host-OOM-killed, the kernel sends SIGKILL): no program's wording to anchor on
     GH + "vllm-project/vllm/issues/43969": "a host OOM kill retold in a sentence (no program's words)",
     # t25j: cut before the missing target: `ptxas` has no ... does not say what it lacks
