@@ -777,10 +777,13 @@ def test_a_quoted_message_is_read_on_its_own_only_when_nothing_names_the_line():
     assert [f.id for f in scan(hub)] == ["hub.unreachable"]
     assert scan('    raise TuneError("Trials did not complete", incomplete_trials)') == []
     # a 403 of a disabled repository is not an authorization error, though the bare `403 Client Error. (...` is one
-    assert (
-        scan("huggingface_hub.errors.DisabledRepoError: 403 Client Error. (Request ID: Root=1-6934a1b2)")
-        == []
-    )
+    # (session 27, t27d: its own entry, hub.repo_disabled, named by the class)
+    assert [
+        f.id
+        for f in scan(
+            "huggingface_hub.errors.DisabledRepoError: 403 Client Error. (Request ID: Root=1-6934a1b2)"
+        )
+    ] == ["hub.repo_disabled"]
     assert [f.id for f in scan("403 Client Error. (Request ID: Root=1-6934a1b2)")] == ["hub.not_authorized"]
 
 

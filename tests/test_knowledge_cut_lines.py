@@ -43,6 +43,7 @@ NAMED_BY_THEIR_CLASS = {
     "c16hub_hub_repo_not_found_lines",
     "gen_hub_rate_limited_hfhub_no_url",
     "hub_entry_not_found",
+    "t27d_hub_disabled_repo_laion",
     "hub_entry_not_found_api_tree",
     "hub_entry_not_found_error_line",
     "hub_gated_401",
