@@ -489,9 +489,13 @@ from tests.helpers import SAMPLES, found
             {"image": "drainnode/leader:v1.0-rc9"},
         ),
         (
+            # session 27 (t27g): the kubelet's catch-all gives way to mount.nfs's own refusal, the inner error it carries
             "t25b_k8s_mount_nfs_exit_32_combined",
-            "docker.k8s_volume_mount_failed",
-            {"volume": "pvc-e4b3c5e9-ab2b-4b6f-aa9a-4ae74d19bef5", "why": "mount failed: exit status 32"},
+            "system.nfs_mount_refused",
+            {
+                "export": "192.168.137.121:/nfs/nfs-data/nacos-nacos-datadir-nacos-0-pvc-e4b3c5e9-ab2b-4b6f-aa9a-4ae74d19bef5",
+                "reason": "No such file or directory",
+            },
         ),
         (
             "t25b_k8s_multi_attach_longhorn",
