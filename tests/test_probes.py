@@ -378,7 +378,12 @@ def test_concurrent_commands_stay_within_max_sessions(cluster, tmp_path, bound):
     async def scenario():
         t = SshTransport(config.node(cluster.nodes[0].name))
         try:
-            cmd = ["sh", "-c", f"echo + >> {trace}; sleep 0.2; echo - >> {trace}"]
+            # the first command waits (5 s at most) for a second to start, so a loaded machine that starts each
+            # command later than the one before has finished still shows whether two may run together
+            wait = (
+                f"n=0; until [ $(grep -c + {trace}) -ge 2 ] || [ $n -ge 50 ]; do sleep 0.1; n=$((n+1)); done"
+            )
+            cmd = ["sh", "-c", f"echo + >> {trace}; {wait}; sleep 0.2; echo - >> {trace}"]
             return await asyncio.gather(*(t.run(cmd) for _ in range(20)))
         finally:
             await t.close()
