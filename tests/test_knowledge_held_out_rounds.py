@@ -92,6 +92,30 @@ NEW_KINDS = {
     "new:trt_engine_build_failed": "vllm",
     "new:trtllm_executor_worker_failed": "vllm",
     "new:vllm_dp_ray_node_ip_keys_ambiguous": "vllm",
+    "new:dcgm_profiling_module_failed": "driver",
+    "new:git_commit_not_in_repo": "system",
+    "new:lemonade_llama_server_start_failed": "vllm",
+    "new:microk8s_addon_unavailable_arm64": "docker",
+    "new:mooncake_rnic_marked_inactive": "link",
+    "new:nixl_ucx_backend_unavailable": "vllm",
+    "new:nvidia_module_in_use": "driver",
+    "new:p2p_nccl_http_port_missing": "vllm",
+    "new:p2p_nccl_request_id_without_address": "vllm",
+    "new:pcie_aer_uncorrectable": "system",
+    "new:ragflow_rerank_reply_unreadable": "vllm",
+    "new:ray_internal_kv_get_failed": "ray",
+    "new:ray_job_agent_unavailable": "ray",
+    "new:ray_serve_request_failed": "ray",
+    "new:sglang_global_server_args_unset": "vllm",
+    "new:trtllm_serve_mm_data_not_awaited": "vllm",
+    "new:trtllm_windows_engine_build_abort": "vllm",
+    "new:upstream_system_messages_refused": "vllm",
+    "new:vllm_kv_cache_layer_keyerror": "vllm",
+    "new:vllm_lora_not_enabled_multistep": "vllm",
+    "new:vllm_ray_current_node_no_gpu": "vllm",
+    "new:vllm_v0_scheduler_expected_running_sequences": "vllm",
+    "new:vllm_worker_execute_method_failed": "vllm",
+    "new:xinference_model_load_failed": "vllm",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -143,6 +167,11 @@ PARTS = (
     "round24_B",
     "round24_C",
     "round24_D",
+    "round25_A",
+    "round25_B",
+    "round25_C",
+    "round25_D",
+    "round25_E",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -420,6 +449,77 @@ MISSED = {
         GH + "llm-d/llm-d-benchmark/issues/668": "new:kubectl_flags_before_plugin_name",
         GH + "NVIDIA/nvidia-docker/issues/1632": "new:apt_signed_by_conflict",
     },
+    "round25_A": {
+        GH + "NVIDIA/TensorRT-LLM/issues/5648": "new:trtllm_serve_mm_data_not_awaited",
+        GH + "lemonade-sdk/lemonade/issues/1462": "new:lemonade_llama_server_start_failed",
+        GH + "vllm-project/vllm/issues/13394": "new:vllm_lora_not_enabled_multistep",
+        GH + "vllm-project/vllm/issues/44062": "new:p2p_nccl_request_id_without_address",
+        GH + "vllm-project/vllm/pull/24720": "new:p2p_nccl_http_port_missing",
+        GH + "vllm-project/llm-compressor/issues/2048": "vllm.quantization_unsupported",
+        GH + "xorbitsai/inference/issues/3020": "new:xinference_model_load_failed",
+        GH + "NVIDIA/nim-deploy/issues/18": "cuda.cuda_library_missing",
+        GH + "sgl-project/sglang/pull/12904": "new:sglang_global_server_args_unset",
+        GH + "vllm-project/vllm/issues/8016": "new:vllm_v0_scheduler_expected_running_sequences",
+        GH + "ggml-org/llama.cpp/issues/19220": "llamacpp.ggml_assert",
+        GH + "ggml-org/llama.cpp/issues/14506": "llamacpp.ggml_assert",
+        GH + "NVIDIA/TensorRT-LLM/issues/5038": "cuda.tensor_shape_mismatch",
+        GH + "sgl-project/sglang/issues/2520": "vllm.config_attribute_missing",
+        GH + "triton-inference-server/tensorrtllm_backend/issues/66": "vllm.triton_backend_missing",
+        GH + "NVIDIA/TensorRT-LLM/issues/2540": "new:trtllm_windows_engine_build_abort",
+    },
+    "round25_B": {
+        GH + "pytorch/pytorch/issues/119054": "cuda.kernel_image_invalid",
+        GH + "truefoundry/models/pull/846": "vllm.chat_api_unsupported",
+        GH + "infiniflow/ragflow/issues/8156": "new:ragflow_rerank_reply_unreadable",
+        GH + "xtekky/gpt4free/issues/1998": "hub.tls_untrusted",
+        GH + "QuantumNous/new-api/issues/2484": "vllm.request_field_missing",
+        GH + "stacklok/codegate/pull/188": "vllm.api_route_not_found",
+        GH + "Vivswan/litellm-vscode-chat/issues/260": "vllm.client_connection_error",
+        GH + "justlovemaki/AIClient2API/issues/632": "new:upstream_system_messages_refused",
+        GH + "RuBP17/AlphaDou/issues/6": "cuda.cudnn_error",
+        GH + "vllm-project/guidellm/issues/308": "vllm.bench_first_request_failed",
+        GH + "modelscope/evalscope/issues/578": "vllm.client_connection_error",
+    },
+    "round25_C": {
+        GH + "PeterGriffinJin/Search-R1/issues/38": "ray.actor_died",
+        GH + "NVIDIA/nccl/issues/1170": "nccl.ib_completion_error",
+        GH + "ray-project/ray/issues/46702": "new:ray_serve_request_failed",
+        GH + "OpenRLHF/OpenRLHF/issues/1236": "new:ray_job_agent_unavailable",
+        GH + "sgl-project/sglang/issues/8324": "new:mooncake_rnic_marked_inactive",
+        GH + "vllm-project/vllm/issues/29530": "new:nixl_ucx_backend_unavailable",
+        GH + "vllm-project/vllm/issues/12614": "new:vllm_ray_current_node_no_gpu",
+        GH + "ray-project/ray/issues/55384": "ray.data_operator_failed",
+        GH + "OpenRLHF/OpenRLHF/pull/536": "new:vllm_worker_execute_method_failed",
+        GH + "ray-project/ray/pull/22528": "new:ray_internal_kv_get_failed",
+    },
+    "round25_D": {
+        GH + "ironcore-dev/dpservice/issues/74": "system.oom_killer",
+        GH + "docker/compose/issues/9190": "docker.compose_file_invalid",
+        GH + "NVIDIA/gpu-operator/pull/2168": "docker.oci_runtime_missing",
+        GH + "NVIDIA/cuda-samples/issues/286": "new:nvidia_module_in_use",
+        GH + "tinygrad/open-gpu-kernel-modules/pull/20": "new:nvidia_module_in_use",
+        GH + "kubernetes-sigs/dra-driver-nvidia-gpu/issues/1162": "docker.k8s_dra_prepare_failed",
+        GH + "NVIDIA/dcgm-exporter/issues/148": "new:dcgm_profiling_module_failed",
+        GH + "NVIDIA/dcgm-exporter/issues/330": "new:dcgm_profiling_module_failed",
+        GH + "Project-HAMi/HAMi/issues/1044": "driver.nvml_no_permission",
+        GH + "ciiiii/cloudflare-docker-proxy/issues/98": "docker.registry_refused",
+        GH + "KristianP26/ble-scale-sync/issues/76": "docker.manifest_unknown",
+        GH + "alex3025/ilo-fans-controller/issues/16": "docker.manifest_unknown",
+        GH + "CJackHwang/ds2api/issues/318": "docker.pull_access_denied",
+        GH + "riverqueue/riverui/issues/182": "docker.pull_access_denied",
+        GH + "domcyrus/rustnet/issues/4": "docker.pull_access_denied",
+        GH + "eclipse-ditto/ditto/issues/1980": "docker.registry_timeout",
+        GH + "Skyvern-AI/skyvern/issues/2210": "docker.registry_connection_dropped",
+    },
+    "round25_E": {
+        GH + "ollama/ollama/issues/15318": "ollama.runner_terminated",
+        GH + "christopherowen/spark-vllm-mxfp4-docker/issues/4": "new:git_commit_not_in_repo",
+        GH + "MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark/issues/146": "new:pcie_aer_uncorrectable",
+        GH + "vllm-project/vllm/issues/36640": "new:vllm_kv_cache_layer_keyerror",
+        GH + "guoqingbao/xinfer/issues/410": "cuda.extension_build_failed",
+        GH + "xorbitsai/inference/issues/4882": "cuda.nvml_not_supported",
+        GH + "defilantech/LLMKube/pull/718": "new:microk8s_addon_unavailable_arm64",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -640,16 +740,30 @@ SCORE = {
     # (docker.gpu_not_in_container), BuildKit's line retyped with spaced colons, runc's line cut before its quoted
     # program, apt's `is not available, but is referred to by another package` (docker.toolkit_package_not_found)
     "round24_D": (43, 50),
+    # round 25: five parts from even-numbered threads, all collected at the start of session 27, recent first (four
+    # fifths from 2024-2026 asked): A vLLM and other servers, B CUDA/PyTorch, the Hub, apps in front of servers, C NCCL,
+    # RDMA/links, Ray (30 asked), D Docker/toolkit/Kubernetes, driver, kernel/system, E anything met on DGX Spark / GB10
+    # itself (two collectors, 14 + 10 rows). Scored once on session 27's final table, after 8 training rounds and two
+    # engine changes (quoted messages, pasted markers); the starting table (cb096521) names 31, 39, 20, 28 and 17.
+    # 26 rows are `new:` kinds.
+    "round25_A": (31, 47),
+    "round25_B": (39, 50),
+    "round25_C": (20, 30),
+    "round25_D": (28, 45),
+    "round25_E": (17, 24),
 }
+# Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
+# 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups.
+FEWER = {"round24_C": 17, "round25_C": 30, "round25_E": 24}
 NAMED = [(name, row) for name, r in ROUNDS.items() for row in r.rows() if row.source not in MISSED[name]]
 
 
 @pytest.mark.parametrize("name", ROUNDS)
 def test_a_round_is_independent_of_everything_the_project_cites(name):
     rows = ROUNDS[name].rows()
-    # a part loses the rows whose threads its session's samples came to cite (round 18 B: 6 of 50); round 24 C's
-    # collector found only 19 even-numbered threads free in its family (17 kept)
-    assert len(rows) >= (70 if name in WHOLE else 17 if name == "round24_C" else 40) and well_formed(rows)
+    # a part loses the rows whose threads its session's samples came to cite (round 18 B: 6 of 50); some collectors
+    # found fewer free threads in their family than asked (FEWER)
+    assert len(rows) >= (70 if name in WHOLE else FEWER.get(name, 40)) and well_formed(rows)
     assert ROUNDS[name].cited(__file__) == {}
     assert ROUNDS[name].unknown_labels() == []
 
