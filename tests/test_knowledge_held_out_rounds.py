@@ -496,7 +496,6 @@ MISSED = {
         GH + "NVIDIA/gpu-operator/pull/2168": "docker.oci_runtime_missing",
         GH + "NVIDIA/cuda-samples/issues/286": "new:nvidia_module_in_use",
         GH + "tinygrad/open-gpu-kernel-modules/pull/20": "new:nvidia_module_in_use",
-        GH + "kubernetes-sigs/dra-driver-nvidia-gpu/issues/1162": "docker.k8s_dra_prepare_failed",
         GH + "NVIDIA/dcgm-exporter/issues/148": "new:dcgm_profiling_module_failed",
         GH + "NVIDIA/dcgm-exporter/issues/330": "new:dcgm_profiling_module_failed",
         GH + "Project-HAMi/HAMi/issues/1044": "driver.nvml_no_permission",
@@ -747,8 +746,9 @@ SCORE = {
     # post-hoc, session 27 ph27c: the memory cgroup's `memory: usage ..., limit ..., failcnt` OOM line (system.oom_killer),
     # docker-compose 1.x's `The Compose file '...' is invalid because:` header, containerd's `content at .../manifests/...
     # not found` and the bare `manifest unknown` (docker.manifest_unknown), containerd 1.x's `unexpected status code URL:
-    # STATUS` cut in its status (docker.registry_refused)
-    "round25_D": (33, 45),
+    # STATUS` cut in its status (docker.registry_refused), the DRA plugins' claim string in any spelling without a space
+    # (docker.k8s_dra_prepare_failed)
+    "round25_D": (34, 45),
     "round25_E": (17, 24),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
