@@ -51,7 +51,10 @@ MISSED = {
     "pastes6": {
         "04_LlamaFactory7458.txt": ("new:sglang_api_version_mismatch", "-"),
         "06_llama.vim36.txt": ("new:llamacpp_invalid_argument", "vllm.unrecognized_arguments"),
-        "12_kuberay2676.txt": ("new:ray_job_agent_unavailable", "-"),
+        "12_kuberay2676.txt": (
+            "new:ray_job_agent_unavailable",
+            "ray.job_agent_unavailable",
+        ),  # session 27 ph27b: the entry since added
         "13_rill-flow100.txt": ("docker.no_arm64_manifest", "-"),
     },
     "pastes7": {
