@@ -458,8 +458,6 @@ MISSED = {
         GH + "xorbitsai/inference/issues/3020": "new:xinference_model_load_failed",
         GH + "sgl-project/sglang/pull/12904": "new:sglang_global_server_args_unset",
         GH + "vllm-project/vllm/issues/8016": "new:vllm_v0_scheduler_expected_running_sequences",
-        GH + "ggml-org/llama.cpp/issues/19220": "llamacpp.ggml_assert",
-        GH + "ggml-org/llama.cpp/issues/14506": "llamacpp.ggml_assert",
         GH + "sgl-project/sglang/issues/2520": "vllm.config_attribute_missing",
         GH + "NVIDIA/TensorRT-LLM/issues/2540": "new:trtllm_windows_engine_build_abort",
     },
@@ -726,11 +724,12 @@ SCORE = {
     # itself (two collectors, 14 + 10 rows). Scored once on session 27's final table, after 8 training rounds and two
     # engine changes (quoted messages, pasted markers); the starting table (cb096521) names 31, 39, 20, 28 and 17.
     # 26 rows are `new:` kinds.
-    # post-hoc, session 27 ph27a: wordings of known kinds 31 -> 35: vLLM's CUTLASS `Int8 not supported for this
+    # post-hoc, session 27 ph27a: wordings of known kinds: vLLM's CUTLASS `Int8 not supported for this
     # architecture` (vllm.quantization_unsupported), TensorRT's libnvinfer missing (cuda.cuda_library_missing), ATen's
     # index_put `shape mismatch: value tensor ... cannot be broadcast` (cuda.tensor_shape_mismatch), Triton core's
-    # `unable to find 'X/model.py' for model` (vllm.triton_backend_missing)
-    "round25_A": (35, 47),
+    # `unable to find 'X/model.py' for model` (vllm.triton_backend_missing); ggml's GGML_ABORT `FILE:LINE: fatal error`
+    # and a C assert of llama.cpp's own code (llamacpp.ggml_assert): A 31 -> 37
+    "round25_A": (37, 47),
     # post-hoc, session 27 ph27b: + 7 (BackendCompilerFailed wrapping a kernel image the driver refuses gives way to
     # cuda.kernel_image_invalid, OpenAI's `This is not a chat model ...` relayed, an SSL verify failure after an app's
     # words, Continue's 404 on a model list, litellm-vscode-chat's `Unable to connect to`, guidellm's failed
