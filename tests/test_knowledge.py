@@ -785,6 +785,11 @@ def test_a_quoted_message_is_read_on_its_own_only_when_nothing_names_the_line():
         )
     ] == ["hub.repo_disabled"]
     assert [f.id for f in scan("403 Client Error. (Request ID: Root=1-6934a1b2)")] == ["hub.not_authorized"]
+    # after an app's words the bare message is read on its own; after another exception's class it is that class's
+    assert [f.id for f in scan("Upload failed: 403 Client Error. (Request ID: Root=1-6934a1b2)")] == [
+        "hub.not_authorized"
+    ]
+    assert scan("acme.errors.QuotaError: 403 Client Error. (Request ID: Root=1-6934a1b2)") == []
 
 
 def test_an_entry_merged_into_another_is_found_by_its_old_id_and_its_old_id_is_taken():

@@ -260,9 +260,8 @@ def _fill(text: str, figures: dict[str, object]) -> str:
     return string.Formatter().vformat(text, (), _Figures({k: v for k, v in figures.items()}))
 
 
-Match = tuple[
-    Entry, dict[str, object], tuple[int, int]
-]  # an entry, its figures, where its words are in the line
+# an entry, its figures, where its words are in the line
+Match = tuple[Entry, dict[str, object], tuple[int, int]]
 
 
 @dataclass
@@ -273,9 +272,8 @@ class Found:
     done: set[str] = field(default_factory=set)  # entries named (one finding per entry)
     calmed: list[str] = field(default_factory=list)  # entries this line makes normal (their `unless:`)
     by_class: set[str] = field(default_factory=set)  # entries named by an exception's class alone
-    missed: list[int] = field(
-        default_factory=list
-    )  # anchored patterns whose literal is there but not their words
+    # patterns anchored with `^` or `$` whose literal is in the line but not their words: tried inside its quotes
+    missed: list[int] = field(default_factory=list)
 
 
 class Matcher:
