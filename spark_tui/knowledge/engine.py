@@ -131,22 +131,17 @@ CLOSING = "\"'`*}]),; \t"
 
 def quoted(line: str) -> list[tuple[int, int]]:
     """Where each message quoted inside `line` may begin and end."""
-    out: list[tuple[int, int]] = []
     tail = len(line.rstrip(CLOSING))
+    ends: list[tuple[int, int]] = []  # (where a message begins, where it may end)
     for m in OPENING.finditer(line):
-        begin = m.end() + undecorated(line[m.end() :])
         close = m.end()
         while (close := line.find(m.group(1), close)) > 0 and line[close - 1] == "\\":
             close += 1  # an escaped quote is the message's own
-        for span in ((begin, close), (begin, tail)):
-            if span[1] > span[0] and span not in out:
-                out.append(span)
+        ends += [(m.end(), close), (m.end(), tail)]
     for m in COLON.finditer(line):
-        begin = m.end() + undecorated(line[m.end() :])
-        for span in ((begin, len(line)), (begin, tail)):
-            if span[1] > span[0] and span not in out:
-                out.append(span)
-    return out
+        ends += [(m.end(), len(line)), (m.end(), tail)]
+    spans = ((start + undecorated(line[start:]), end) for start, end in ends)
+    return list(dict.fromkeys((begin, end) for begin, end in spans if end > begin))
 
 
 GIB = re.compile(r"(?P<n>[\d.,]+)\s*(?P<u>[KMGT]i?B|bytes|B)?")
