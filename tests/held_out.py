@@ -8,7 +8,9 @@ updated, and a regression as a failing line."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,7 +102,7 @@ class Round:
 
 
 def cited(sources: list[str], test_file: str) -> dict[str, list[str]]:
-    """Which of these threads a file of the project (tests, the table, the corpus) or an entry cites."""
+    """Which of these threads or pages a file of the project (tests, the table, the corpus) or an entry cites."""
     # the held-out rounds themselves are not the project's knowledge: their headers name dropped candidates
     # (and the held-out rounds' test modules, which list their misses by thread)
     held_out = {str(path.resolve()) for path in (DATA / "held_out").rglob("*") if path.is_file()}
@@ -111,24 +113,46 @@ def cited(sources: list[str], test_file: str) -> dict[str, list[str]]:
     assert samples_read
     found = {}
     for source in sources:
-        owner, repo, _kind, number = source.removeprefix("https://github.com/").split("/")[:4]
-        keys = (f"{owner}/{repo}/{number}".lower(), f"{repo}#{number}".lower())
-        hits = sorted({path for key in keys for path in index.get(key, ()) if path not in mine})
+        hits = sorted({path for key in _keys(source) for path in index.get(key, ()) if path not in mine})
         if hits:
             found[source] = hits
     return found
+
+
+def _keys(source: str) -> tuple[str, ...]:
+    """The index keys a source is cited under: a GitHub thread as "owner/repo/n" and "repo#n", a web page by page_key."""
+    if not source.startswith("https://github.com/"):
+        return ("page:" + page_key(source),)
+    owner, repo, _kind, number = source.removeprefix("https://github.com/").split("/")[:4]
+    number = number.split("#")[0]
+    return (f"{owner}/{repo}/{number}".lower(), f"{repo}#{number}".lower())
+
+
+def page_key(url: str) -> str:
+    """A web page (anything but GitHub) as one key however it is cited: host and path in lower case, without the
+    scheme, a `www.`, the query, the fragment or a trailing slash."""
+    parts = urllib.parse.urlsplit(url.strip())
+    return (parts.netloc.lower().removeprefix("www.") + parts.path.rstrip("/")).lower()
+
+
+def page_side(url: str) -> str:
+    """Which side of the split a web page falls on: "even" pages are for blind collectors, "odd" ones for training.
+    GitHub threads split by their number; a page has none, so the first byte of its key's SHA-256 decides."""
+    return "even" if hashlib.sha256(page_key(url).encode()).digest()[0] % 2 == 0 else "odd"
 
 
 # A thread cited as a URL (issues, pull or discussions) or as repo#N, the corpus INDEX's short form. The owner may
 # be glued to a longer name on its left (a URL's host, a path): every suffix of it is taken as an owner too.
 _URL = re.compile(r"([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)(?!\d)")
 _SHORT = re.compile(r"(?<![\w.-])([\w.-]+)#(\d+)(?!\d)")
+# A web page cited anywhere (not GitHub, whose threads the two above key): to the first space, quote or bracket.
+_PAGE = re.compile(r"https?://(?!github\.com/)[^\s\"'<>`()\[\]]+")
 
 
 @functools.cache
 def _citations() -> dict[str, frozenset[str]]:
-    """Every thread the project cites ("owner/repo/n" and "repo#n", lower case) -> the files (and `entry:` sources)
-    citing it: read once per test process, as the tree holds thousands of files and every round asks."""
+    """Every thread the project cites ("owner/repo/n" and "repo#n", lower case) and every web page ("page:" and its
+    page_key) -> the files (and `entry:` sources) citing it: read once per test process, as the tree holds thousands of files and every round asks."""
     roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
     texts = {
         str(path.resolve()): path.read_text(encoding="utf-8", errors="replace")
@@ -147,14 +171,20 @@ def _citations() -> dict[str, frozenset[str]]:
                 index.setdefault(f"{owner[start:]}/{repo}/{number}", set()).add(path)
         for repo, number in _SHORT.findall(text):
             index.setdefault(f"{repo}#{number}", set()).add(path)
+        for url in _PAGE.findall(text):
+            index.setdefault("page:" + page_key(url.rstrip(".,;:")), set()).add(path)
     return {key: frozenset(paths) for key, paths in index.items()}
 
 
 def well_formed(rows: list[Row]) -> bool:
-    """Distinct sources, each a GitHub issue or pull request."""
+    """Distinct sources, each a GitHub issue or pull request or a web page elsewhere."""
     sources = [r.source for r in rows]
-    return len(set(sources)) == len(sources) and all(
-        re.fullmatch(r"https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+", s) for s in sources
+    return len({_keys(s) for s in sources}) == len(sources) and all(
+        re.fullmatch(
+            r"https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+|https://(?!github\.com/)[\w.-]+\.[a-z]{2,}/\S*",
+            s,
+        )
+        for s in sources
     )
 
 

@@ -7,7 +7,7 @@ why). Each file's header tells how it was collected and its first-look and final
 import pytest
 
 from spark_tui.knowledge import scan
-from tests.held_out import PasteRound, Round, label_ids, well_formed
+from tests.held_out import PasteRound, Round, label_ids, page_side, well_formed
 from tests.helpers import DATA
 
 FOLDER = DATA / "training"
@@ -176,6 +176,8 @@ def test_the_training_rounds_are_there_and_share_no_thread_with_a_held_out_round
     training = [row.source for _, row in LINE_ROWS + PASTE_ROWS]
     assert len(LINES) >= 3 and len(PASTES) >= 1 and len(held_out) > 1000
     assert len(training) == len(set(training)) and set(training).isdisjoint(held_out)
+    # a web page has no number to split by: the hash of its address puts it on the training side or the blind one
+    assert all(page_side(source) == "odd" for source in training if not source.startswith(GH))
     assert all(well_formed(r.rows()) for r in LINES.values())
     assert all(r.unknown_labels() == [] for r in LINES.values())
 
