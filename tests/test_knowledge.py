@@ -491,6 +491,38 @@ def test_a_message_inside_a_string_literal_is_read_as_printed():
     assert scan(json.dumps({"message": healthy})) == []
 
 
+def test_a_message_escaped_by_json_as_ascii_is_read_as_printed():
+    """JSON's default ensure_ascii writes every character beyond ASCII as `\\uXXXX`: a curly apostrophe, a Chinese
+    locale's words, an emoji. The message is read as printed, with the figures it carries; a control character or
+    half of a surrogate pair is read as a space and never reaches a figure."""
+    fabric = (
+        "fabric manager NVIDIA GPU driver interface version 550.90.07 don\u2019t match with driver version "
+        "550.107.02. Please update with matching NVIDIA driver package"
+    )
+    (plain,) = scan(fabric)
+    for line in (
+        json.dumps({"level": "error", "msg": fabric}),
+        json.dumps({"error": {"message": "\U0001f680\x00 " + fabric}}),
+    ):
+        assert "\\u" in line
+        (f,) = scan(line)
+        assert (
+            (f.id, f.figures)
+            == (plain.id, plain.figures)
+            == ("driver.fabricmanager_version_mismatch", f.figures)
+        )
+        assert f.figures and all(str(v).isascii() for v in f.figures.values())
+        assert "550.107.02" in f.line[slice(*f.span)]
+    assert [
+        f.id
+        for f in scan(
+            json.dumps({"msg": "python:\u6bb5\u9519\u8bef\uff08\u6838\u5fc3\u5df2\u8f6c\u50a8\uff09"})
+        )
+    ] == ["system.segfault"]
+    # the same escapes around words that say nothing wrong name nothing
+    assert scan(json.dumps({"msg": "\u6a21\u578b\u52a0\u8f7d\u5b8c\u6210 \ud83d\ude80 ready"})) == []
+
+
 def test_a_literal_is_counted_in_bytes_so_three_cjk_characters_are_enough():
     """The shell's `Killed` in a Chinese locale is three characters, nine bytes: as rare as a long ASCII word."""
     kb = parse_table(_entry(patterns=["'^\\s*已杀死\\s*$'"], figures="{}"), "kb.yaml")

@@ -37,14 +37,23 @@ def as_printed(text: str) -> str:
 
 
 # A message carried inside a JSON or Python string (an OpenAI-compatible error body, a client's repr of it, a
-# traceback in a JSON log field) arrives with its quotes escaped and its newlines as `\n`: the program's words are
-# read again as printed, each of the message's own lines on its own.
-ESCAPE = re.compile(r"\\+(?:[\"'nrt])")
+# traceback in a JSON log field) arrives with its quotes escaped, its newlines as `\n` and, from JSON's default
+# ensure_ascii, every other character as `\uXXXX`: the program's words are read again as printed, each of the
+# message's own lines on its own.
+ESCAPE = re.compile(r"\\+(?:[\"'nrt]|u[0-9a-fA-F]{4})")
+
+
+def _escaped_char(code: int) -> str:
+    """The character a `\\uXXXX` stands for, as the patterns read it: a control character or half of a
+    surrogate pair as a space (never carried into a figure), a typographic quote as ASCII."""
+    if code < 0x20 or 0xD800 <= code <= 0xDFFF or code == 0x7F:
+        return " "
+    return as_printed(chr(code))
 
 
 def unescaped(line: str) -> list[tuple[str, list[int]]]:
-    """The lines a string literal inside `line` holds, as printed (`\\"` and `\\\\\\"` as `"`, `\\n` ends a line),
-    each with where its characters were in `line`; one (line, map) per line."""
+    """The lines a string literal inside `line` holds, as printed (`\\"` and `\\\\\\"` as `"`, `\\u2019` as `'`, `\\n`
+    ends a line), each with where its characters were in `line`; one (line, map) per line."""
     parts: list[tuple[str, list[int]]] = []
     text: list[str] = []
     where: list[int] = []
@@ -52,12 +61,12 @@ def unescaped(line: str) -> list[tuple[str, list[int]]]:
     for m in ESCAPE.finditer(line):
         text.append(line[last : m.start()])
         where.extend(range(last, m.start()))
-        kind = m.group()[-1]
-        if kind in "nr":  # a newline of the message: the line so far is one of its lines
+        kind = m.group().lstrip("\\")
+        if kind in ("n", "r"):  # a newline of the message: the line so far is one of its lines
             parts.append(("".join(text), where))
             text, where = [], []
-        else:  # a quote or a tab, however many times escaped
-            text.append(" " if kind == "t" else kind)
+        else:  # a quote, a tab or a character by its code, however many times escaped
+            text.append(" " if kind == "t" else _escaped_char(int(kind[1:], 16)) if len(kind) == 5 else kind)
             where.append(m.end() - 1)
         last = m.end()
     text.append(line[last:])
@@ -325,14 +334,18 @@ class Matcher:
         line = line.rstrip("\r")  # a CRLF text's lines: the figures end where the words end
         found = Found()
         self._search(line, None, found)
+        parts = []
         if "\\" in line and ESCAPE.search(line):
-            for part, at in unescaped(line):
-                if part != line:
-                    self._search(part, at, found)
+            parts = [(part, at) for part, at in unescaped(line) if part != line]
+            for part, at in parts:
+                self._search(part, at, found)
         if not found.out and found.missed:
-            # Nothing names the line as a whole: a message quoted inside it is read on its own, so a pattern
-            # anchored at a message's start or end meets it (README: "What a line names").
-            self._search(line, None, found, found.missed, quoted(line))
+            # Nothing names the line as a whole: a message quoted inside it (or inside a string literal it
+            # holds) is read on its own, so a pattern anchored at a message's start or end meets it (README:
+            # "What a line names").
+            missed = list(dict.fromkeys(found.missed))
+            for text, at in [(line, None), *parts]:
+                self._search(text, at, found, missed, quoted(text))
         out = found.out
         if found.by_class and len(out) > len(found.by_class):
             # An exception's class gives way to an entry the line's words name (README: `exceptions`).
@@ -377,7 +390,7 @@ class Matcher:
                     lead = undecorated(line) if lead < 0 else lead
                     if lead:
                         m, shift = pattern.regex.search(line[lead:]), lead
-                if m is None and pattern.bounded and at is None:
+                if m is None and pattern.bounded:
                     found.missed.append(i)
             if m is None:
                 continue
