@@ -32,6 +32,24 @@ async def settle(pilot):
     await pilot.wait_for_scheduled_animations()
 
 
+def keys(*pressed):
+    """Press keys one at a time, each once the wizard's step workers (the image listing, the checks) have ended:
+    a key pressed while a check still ran met a step not ready yet, and under load a snapshot caught the wizard
+    a step behind (session 27)."""
+
+    async def run(pilot):
+        await settle(pilot)
+        for key in pressed:
+            await pilot.press(key)
+            for _ in range(200):  # 10 s at most
+                if not any(w.is_running for w in pilot.app.workers if w.group in ("images", "check")):
+                    break
+                await pilot.pause(0.05)
+            await settle(pilot)
+
+    return run
+
+
 @pytest.mark.parametrize("count", [1, 2, 4])
 def test_dashboard(snap_compare, tmp_path, count):
     assert snap_compare(app_for(tmp_path, count), terminal_size=SIZE, run_before=settle)
@@ -52,13 +70,13 @@ def test_each_theme(snap_compare, tmp_path, theme):
 
 
 def test_wizard_image_step(snap_compare, tmp_path):
-    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w"], run_before=settle)
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, run_before=keys("w"))
 
 
 def test_wizard_image_step_says_what_another_image_changes(snap_compare, tmp_path):
     """Highlighting an image whose vLLM predates the model's architecture and native multi-node."""
     assert snap_compare(
-        app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "down", "down", "down"], run_before=settle
+        app_for(tmp_path, 2), terminal_size=SIZE, run_before=keys("w", "down", "down", "down")
     )
 
 
@@ -66,22 +84,20 @@ def test_wizard_asks_upgrade_or_relaunch_over_a_running_deployment(snap_compare,
     """Another image chosen while the effective one serves: upgrade (u), relaunch (t) or cancel."""
     app = app_for(tmp_path, 2)
     app.core.running = app.core.config["image"]
-    assert snap_compare(app, terminal_size=SIZE, press=["w", "down", "enter"], run_before=settle)
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys("w", "down", "enter"))
 
 
 def test_wizard_check_step(snap_compare, tmp_path):
-    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter"], run_before=settle)
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, run_before=keys("w", "enter"))
 
 
 def test_wizard_review_step_shows_lookalike_warning(snap_compare, tmp_path):
     app = app_for(tmp_path, 2, environ={"IMAGE_NAME": "vllm-node:typo"})
-    assert snap_compare(app, terminal_size=SIZE, press=["w", "enter", "n"], run_before=settle)
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys("w", "enter", "n"))
 
 
 def test_wizard_launch_step_ready(snap_compare, tmp_path):
-    assert snap_compare(
-        app_for(tmp_path, 2), terminal_size=SIZE, press=["w", "enter", "n", "n"], run_before=settle
-    )
+    assert snap_compare(app_for(tmp_path, 2), terminal_size=SIZE, run_before=keys("w", "enter", "n", "n"))
 
 
 def test_confirm_dialog(snap_compare, tmp_path):
