@@ -21,6 +21,8 @@ LEFT = {
     + "langgenius/dify/issues/25959": "Dify's own bug (curr_message_tokens unbound), not the stack spark-tui runs",
     # t25j: retold in the reporter's own words (host-OOM-killed, the kernel sends SIGKILL): no program's wording to anchor on
     GH + "vllm-project/vllm/issues/43969": "a host OOM kill retold in a sentence (no program's words)",
+    # t28g: an EngineCore kill -9 cannot end, retold in the reporter's words (no kernel line, no program's wording)
+    GH + "vllm-project/vllm/issues/25127": "an unkillable process retold in a sentence (no program's words)",
     # t25j: cut before the missing target: `ptxas` has no ... does not say what it lacks
     GH + "THUDM/slime/pull/1835": "a retold ptxas limit cut before its sm_121a target",
     # t25j: NVML's refusal retold in the reporter's words (cannot give GPU memory information), no NVML wording left
