@@ -162,6 +162,12 @@ LEFT = {
     GH + "gradio-app/gradio/issues/11729": "a bare `IndexError: list index out of range`",
     # the OpenAI API refusing a bare tool name as tool_choice, the title cut after `is invalid.`: a client's bug, no kind (t26f)
     GH + "langchain-ai/langchain/issues/16767": "OpenAI's `'$.tool_choice' is invalid.` cut in a title",
+    # a notes page retelling an IndexError in fused_moe/layer.py (mxfp4 forced on a BF16 checkpoint): vLLM prints no words
+    # of its own for it, and `IndexError` in a layer file is any tensor bug's (t28p)
+    "https://conselara.dev/notes/dgx-spark-model-selection/": "a retold IndexError of mxfp4 on a BF16 checkpoint",
+    # a blog's bullet retelling SGLang's 400 for a Mistral conversation as `strict-alternation`: not the validator's words
+    # (its `Unexpected role 'X' after role 'Y'` and the templates' `Conversation roles must alternate` are named) (t28p)
+    "https://sovgrid.org/blog/five-dgx-spark-disasters-i-survived/": "a retold strict-alternation BadRequestError",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
