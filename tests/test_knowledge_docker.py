@@ -596,3 +596,16 @@ def test_a_skypilot_timeout_with_a_gpu_shortage_in_its_details_is_named_by_the_s
         " nvidia.com/gpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.' "
     )
     assert [f.id for f in scan(line)] == ["docker.k8s_gpu_unschedulable"]
+
+
+def test_the_gpu_operators_validator_finding_no_host_driver_is_not_a_container_without_the_gpu():
+    # the validator logs `No pre-installed driver detected on the host: %v` on every node whose driver the operator
+    # installs; the quoted-message reading met runc's `exec: "nvidia-smi": ...` words after its `: ` (session 28)
+    for reason in (
+        "no 'nvidia-smi' file present on the host: lstat /host/usr/bin/nvidia-smi: no such file or directory",
+        'failed to locate nvidia-smi: exec: \\"nvidia-smi\\": executable file not found in $PATH',
+    ):
+        line = f'time="2026-05-05T13:15:55Z" level=info msg="No pre-installed driver detected on the host: {reason}"'
+        assert scan(line) == []
+    runc = 'OCI runtime exec failed: exec failed: unable to start container process: exec: "nvidia-smi": executable file not found in $PATH: unknown'
+    assert [f.id for f in scan(runc)] == ["docker.gpu_not_in_container"]
