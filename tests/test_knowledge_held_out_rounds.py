@@ -807,7 +807,7 @@ SCORE = {
     # pages on the even side of held_out.page_side), all collected at the start of session 28, recent first: A vLLM and
     # other servers (35 of 45 asked), B CUDA/PyTorch, the Hub, clients and apps, C NCCL, RDMA/links, Ray (30), D
     # Docker/toolkit/Kubernetes, driver, kernel/system (28 of 45), P web pages (two collectors, 11 + 1 rows). Scored once
-    # on session 28's final table, after 8 training rounds and the `\\uXXXX` engine change; the starting table (9ca163e6)
+    # on session 28's final table, after 8 training rounds and the `\uXXXX` engine change; the starting table (9ca163e6)
     # names the same 27, 40, 23, 20 and 11. 11 rows are `new:` kinds.
     "round26_A": (27, 35),
     "round26_B": (40, 45),
