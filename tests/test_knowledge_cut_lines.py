@@ -62,6 +62,7 @@ NAMED_BY_THEIR_CLASS = {
     "lead_vllm_weight_keyerror_ascend",
     "lead_vllm_weight_keyerror_kv_scale",
     "t21a_weight_keyerror_bitmask",
+    "vllm_weight_name_mismatch_vit_blocks",
     "vllm_torch_compile_failed_typeerror",
     # Ray's one message for several errors ('Failed to retrieve object X'): the class says whether the owner died,
     # the object was lost or its fetch timed out; Ray's `System error:` and socket EOF say no one failure either
