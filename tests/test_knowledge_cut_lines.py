@@ -523,6 +523,8 @@ CUT_AT_THEIR_END = [
     ("vllm_mm_limit_exceeded_legacy", 12),
     ("t23a_sampling_best_of_beam", 8),
     ("w16_vllm_flashinfer_workspace_aligned_alloc_error", 22),
+    # post-hoc, session 28 ph28c: the daemon's pull refusal cut after the image and its comma
+    ("docker_pull_access_denied_nvcr", 9),
 ]
 
 

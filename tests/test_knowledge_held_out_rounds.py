@@ -531,13 +531,8 @@ MISSED = {
     "round26_D": {
         GH + "NVIDIA/nvidia-container-toolkit/issues/452": "new:ctk_wsl_dxcore_init_failed",
         GH + "NVIDIA/gpu-operator/issues/1356": "new:kata_shim_grpc_closed",
-        GH + "NVIDIA/open-gpu-kernel-modules/issues/388": "driver.not_answering",
-        GH + "basecamp/kamal/pull/1762": "docker.daemon_network_init_failed",
         GH
         + "AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored-DFlash/issues/12": "new:shell_given_binary_as_script",
-        GH + "NVIDIA/workbench-example-agentic-rag/issues/18": "docker.pull_access_denied",
-        GH + "flydiscohuebr/nvidia-304/issues/12": "system.dpkg_package_failed",
-        GH + "NVIDIA-NeMo/Speech/issues/8950": "docker.registry_auth",
     },
     "round26_P": {
         "https://dcpma.mintlify.app/ollama-operations": "system.read_timed_out",
@@ -810,7 +805,11 @@ SCORE = {
     # post-hoc, session 28 ph28b: c10d's Windows bind error (system error: 10048), a registration step's word in
     #   parentheses (ibv_reg_dmabuf_mr (retain)), libfabric's gdr_pin_buffer failed!, SGLang's Mooncake reasons alone
     "round26_C": (28, 30),
-    "round26_D": (20, 28),
+    # post-hoc, session 28 ph28c: nvidia-smi's line retold (`could not`, no hyphen: driver.not_answering), iptables-nft's
+    # own CHAIN_ADD line retold alone (docker.daemon_network_init_failed), the daemon's pull refusal cut after the image
+    # (docker.pull_access_denied), dpkg's `Errors were encountered while processing:` (system.dpkg_package_failed), the
+    # daemon's `X: authentication required` with the registry's word retyped (docker.registry_auth): D 20 -> 25
+    "round26_D": (25, 28),
     "round26_P": (11, 12),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
