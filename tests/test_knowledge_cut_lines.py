@@ -1011,6 +1011,8 @@ def test_a_line_retyped_without_quotes_keeps_its_name():
 # the words left still say the failure in the program's own words (README, "What a line names"). Session 24 (u24c) made
 # those patterns' first word optional or anchored them on the words after it; a later narrowing shows up here.
 LOST_THEIR_FIRST_WORD = [
+    # post-hoc, session 28 ph28c: apt's dpkg summary without its `E:`
+    "t25a_dpkg_subprocess_error_code",
     "c16cuda_bnb_cuda_setup_required_library",
     "c16cuda_dkms_consult_make_log",
     "c16cuda_libcuda_no_nvidiactl",
