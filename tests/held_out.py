@@ -152,7 +152,8 @@ _PAGE = re.compile(r"https?://(?!github\.com/)[^\s\"'<>`()\[\]]+")
 @functools.cache
 def _citations() -> dict[str, frozenset[str]]:
     """Every thread the project cites ("owner/repo/n" and "repo#n", lower case) and every web page ("page:" and its
-    page_key) -> the files (and `entry:` sources) citing it: read once per test process, as the tree holds thousands of files and every round asks."""
+    page_key) -> the files (and `entry:` sources) citing it: read once per test process, as the tree holds thousands
+    of files and every round asks."""
     roots = [ROOT / "tests", ROOT / "spark_tui" / "knowledge"] + ([CORPUS] if CORPUS.is_dir() else [])
     texts = {
         str(path.resolve()): path.read_text(encoding="utf-8", errors="replace")
