@@ -334,7 +334,7 @@ class Matcher:
         line = line.rstrip("\r")  # a CRLF text's lines: the figures end where the words end
         found = Found()
         self._search(line, None, found)
-        parts = []
+        parts: list[tuple[str, list[int] | None]] = []
         if "\\" in line and ESCAPE.search(line):
             parts = [(part, at) for part, at in unescaped(line) if part != line]
             for part, at in parts:
