@@ -354,7 +354,6 @@ MISSED = {
     },
     "round21_B": {
         GH + "ray-project/ray/issues/44832": "new:pynccl_communicator_init_failed",
-        GH + "NVIDIA/open-gpu-kernel-modules/issues/246": "driver.rm_init_failed",
         GH + "NVIDIA/Megatron-LM/issues/878": "docker.shm_exhausted",
         GH + "aws-samples/aws-do-eks/pull/50": "torch.gloo_no_address",
         GH + "ray-project/ray/pull/40894": "new:ray_autoscaler_node_launch_failed",
@@ -700,7 +699,9 @@ SCORE = {
     "round21_A": (47, 50),  # blind 38/50; post-hoc, session 23; post-hoc, session 24 t24b: continue#10832
     # blind 29/40; post-hoc, session 23; post-hoc, session 24 lead: vllm#20226's NCCL `Cuda failure 'operation not
     # supported'` by the README's rule for a wrapped error (its inner CUDA error's entry)
-    "round21_B": (35, 40),
+    # session 29 t29c: open-gpu-kernel-modules#246's nvidia-smi `device handle ...: Not Found` named by the kind's fix from a
+    # training row of the same wording (open-gpu-kernel-modules#259): 36
+    "round21_B": (36, 40),
     # round 22: four parts from even-numbered threads (A, B at the session's start; C, D, told A's and B's threads, after
     # the first training wave), scored once on session 24's final table (f9a9ee0f), after nine training rounds, nine
     # cut-line passes and the title mend; the starting table (7233a34c) names 46, 38, 43 and 41. One new: kind (dify#20254's
