@@ -171,7 +171,8 @@ LEFT = {
     # a maintainer's paraphrase of vLLM's start-up refusal, `free memory less than desired` in quotes: vLLM says `Free memory
     # on device (...) on startup is less than desired GPU memory utilization`, and a pattern on the paraphrase would be a
     # near miss squeezed in (t29f)
-    GH + "MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark/issues/5": "a paraphrased `free memory less than desired`",
+    GH
+    + "MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark/issues/5": "a paraphrased `free memory less than desired`",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
