@@ -577,6 +577,15 @@ def test_the_prefilter_lets_through_exactly_the_lines_holding_a_literal():
         )
 
 
+def test_the_prefilter_finds_a_literals_line_after_lines_of_characters_outside_ascii():
+    """The automaton reports where a literal starts in the joined batch: counted in characters, as the lines are,
+    so lines of CJK text, emoji or a locale's words before it do not shift the hit onto another line."""
+    m = Matcher()
+    lines = ["推理服务启动中 🚀 ✓ 一切正常", "ÄÖÜ äöü ß — ok", "RuntimeError: CUDA error: out of memory", "进程已结束"]
+    assert m.hit_lines(lines) == [2]
+    assert [i for i in m.hit_lines(lines * 3) if i % 4 != 2] == []
+
+
 def test_a_literal_runs_into_and_out_of_groups_and_across_lookarounds():
     """A group is always matched and a lookaround matches no character: the literal on either side of one is one
     run in every matching line, so the prefilter gets the longer literal."""

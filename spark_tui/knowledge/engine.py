@@ -1,7 +1,7 @@
 """Matching lines against the failure table at parser speed.
 
 Every pattern has a literal its matches contain (table.needle_of). All literals go into one
-Aho-Corasick automaton (pyahocorasick, in C), so a line that holds none of them, which is nearly
+Aho-Corasick automaton (ahocorasick_rs: Rust's aho-corasick crate, a DFA), so a line that holds none of them, which is nearly
 every line of a healthy log, costs one scan; only the patterns whose literal a line holds run
 their regex. A line that matches no pattern is not recognised: nothing here guesses at a near
 match.
@@ -16,7 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-import ahocorasick
+import ahocorasick_rs
 
 from spark_tui.knowledge.table import OPTIONAL, Entry, Pattern, Table, table
 
@@ -291,10 +291,14 @@ class Matcher:
         by_needle: dict[str, list[int]] = {}
         for i, (_, p, _) in enumerate(self._items):
             by_needle.setdefault(p.needle, []).append(i)
-        self._automaton = ahocorasick.Automaton()
-        for needle, items in by_needle.items():
-            self._automaton.add_word(needle, tuple(items))
-        self._automaton.make_automaton()
+        # needle number -> the patterns holding it. Standard match semantics, so that a line's every literal can be
+        # found (overlapping: `_search`); a DFA, as the automaton is built once and scans every line of every log.
+        self._needle_items = [tuple(items) for items in by_needle.values()]
+        self._automaton = ahocorasick_rs.AhoCorasick(
+            list(by_needle),
+            matchkind=ahocorasick_rs.MatchKind.Standard,
+            implementation=ahocorasick_rs.Implementation.DFA,
+        )
 
     def hit_lines(self, lines: list[str]) -> list[int]:
         """Indices of the lines that hold some pattern's literal, in one scan of the whole batch
@@ -308,20 +312,19 @@ class Matcher:
         # ASCII (measured), and some literals are not ASCII (a locale's `Killed`).
         if not text.isascii():
             text = as_printed(text)
-        # every match (iter): pyahocorasick's iter_long drops a shorter literal when a longer one that
-        # shares its start or holds it fails to complete ("] Watchdog ... timeout" at a line's end)
-        ends = [end for end, _ in self._automaton.iter(text)]
+        # Where literals start. Not overlapping: after a match the scan goes on from its end, and since no literal
+        # holds a newline, a literal it steps over lies on a line already hit. Standard semantics report the match
+        # that ends first, so a longer literal that fails to complete never hides a shorter one inside it
+        # ("] Watchdog ... timeout" at a line's end: pyahocorasick's iter_long once did).
+        starts = [start for _, start, _ in self._automaton.find_matches_as_indexes(text)]
         escaped: set[int] = set()
         if "\\" in text:  # a string literal's escaped quotes or newlines may hide a literal: `raw` reads it
             escaped = {i for i, line in enumerate(lines) if ESCAPE.search(line)}
-        if not ends:
+        if not starts:
             return sorted(escaped)
-        cum = list(accumulate(map(len, lines)))
-
-        def start(i: int) -> int:  # where line i begins in the joined text
-            return (cum[i - 1] if i else 0) + i
-
-        return sorted({bisect_right(range(len(lines)), e, key=start) - 1 for e in ends} | escaped)
+        # where each line begins in the joined text (its length and a newline after each line before it)
+        begins = [0, *accumulate(len(line) + 1 for line in lines[:-1])]
+        return sorted({bisect_right(begins, at) - 1 for at in starts} | escaped)
 
     def raw(self, line: str) -> tuple[str, list[Match], list[str]]:
         """The entries a line matches with the figures it carries and where the words matched
@@ -368,10 +371,10 @@ class Matcher:
         characters are in the line that holds it (the spans are that line's). Given `candidates` and `spans`,
         only those patterns are tried, each only inside those spans of the line."""
         if candidates is None:
-            scan = self._automaton.iter
-            if next(scan(line), None) is None:
+            hits = self._automaton.find_matches_as_indexes(line, overlapping=True)
+            if not hits:
                 return
-            candidates = sorted({i for _, items in scan(line) for i in items})
+            candidates = sorted({i for needle, _, _ in hits for i in self._needle_items[needle]})
         lead = -1  # where the words begin after the line's decoration: found when first needed
         for i in candidates:
             entry, pattern, calms = self._items[i]
