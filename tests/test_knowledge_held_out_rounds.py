@@ -127,6 +127,20 @@ NEW_KINDS = {
     "new:vllm_score_empty_tensor_list": "vllm",
     "new:vllm_video_frames_short": "vllm",
     "new:vllm_workspace_locked_alloc": "vllm",
+    # round 27 (session 29)
+    "new:llamacpp_vocab_load_failed": "vllm",
+    "new:rotary_positions_token_count_mismatch": "vllm",
+    "new:torch_dynamo_config_option_unknown": "cuda",
+    "new:gpu_too_old_for_pytorch": "cuda",
+    "new:api_status_408_request_timeout": "vllm",
+    "new:nvidia_peermem_invalid_context": "link",
+    "new:k8s_api_kind_not_served": "docker",
+    "new:podman_machine_vm_start_failed": "docker",
+    "new:containerd_unpack_platform_missing": "docker",
+    "new:image_content_not_found": "docker",
+    "new:agent_gateway_websocket_closed": "vllm",
+    "new:sandbox_user_switch_not_permitted": "docker",
+    "new:node_network_interfaces_denied_in_sandbox": "docker",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -188,6 +202,11 @@ PARTS = (
     "round26_C",
     "round26_D",
     "round26_P",
+    "round27_A",
+    "round27_B",
+    "round27_C",
+    "round27_D",
+    "round27_E",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -536,6 +555,61 @@ MISSED = {
     "round26_P": {
         "https://dcpma.mintlify.app/ollama-operations": "system.read_timed_out",
     },
+    "round27_A": {
+        GH + "sgl-project/sglang/issues/17874": "sglang.scheduler_died",
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/584": "cuda.tensor_shape_mismatch",
+        GH + "Blaizzy/mlx-vlm/issues/1002": "vllm.weight_name_mismatch",
+        GH + "vllm-project/aibrix/issues/1070": "vllm.app_reply_not_json",
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/394": "lmstudio.model_load_crashed",
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/576": "new:llamacpp_vocab_load_failed",
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/546": "vllm.prompt_too_long",
+        GH + "ml-explore/mlx-examples/issues/652": "vllm.weight_name_mismatch",
+        GH + "ollama/ollama/issues/11750": "cuda.out_of_memory",
+        GH + "hiyouga/LlamaFactory/issues/7458": "vllm.api_version_mismatch",
+        GH + "triton-inference-server/tensorrtllm_backend/issues/318": "trtllm.engine_runtime_mismatch",
+        GH + "voideditor/void/issues/238": "vllm.chat_template_error",
+        GH + "maryasov/ollama-models-instruct-for-cline/issues/6": "vllm.chat_template_error",
+        GH + "ollama/ollama/issues/12634": "ollama.system_memory",
+        GH + "xorbitsai/inference/issues/2106": "xinference.model_load_failed",
+        GH + "opendatalab/MinerU/issues/3416": "vllm.gpu_below_min_capability",
+        GH + "vllm-project/vllm/issues/32436": "vllm.tool_call_parse_failed",
+        GH + "vllm-project/vllm/issues/18266": "new:rotary_positions_token_count_mismatch",
+        GH + "abetlen/llama-cpp-python/issues/1624": "cuda.no_kernel_image",
+    },
+    "round27_B": {
+        GH + "open-webui/open-webui/issues/1492": "vllm.client_connection_error",
+        GH + "kijai/ComfyUI-WanVideoWrapper/issues/366": "new:torch_dynamo_config_option_unknown",
+        GH + "pytorch/pytorch/pull/158700": "new:gpu_too_old_for_pytorch",
+        GH + "SakanaAI/AI-Scientist-v2/issues/4": "new:api_status_408_request_timeout",
+    },
+    "round27_C": {
+        GH + "THUDM/slime/issues/1786": "cuda.invalid_argument",
+        GH + "NVIDIA/nccl/issues/1584": "-",
+        GH + "ray-project/kuberay/issues/2314": "ray.kuberay_submitter_failed",
+        GH + "NVIDIA/nccl/issues/1474": "new:nvidia_peermem_invalid_context",
+        GH + "ray-project/ray/pull/17688": "ray.up_head_setup_failed",
+        GH + "aws-samples/aws-efa-nccl-baseami-pipeline/issues/2": "nccl.ofi_setup_failed",
+    },
+    "round27_D": {
+        GH + "aws/amazon-vpc-cni-k8s/issues/3104": "docker.oci_runtime_missing",
+        GH + "duixcom/Duix-Avatar/issues/42": "docker.oci_runtime_missing",
+        GH + "canonical/microk8s-core-addons/issues/114": "new:k8s_api_kind_not_served",
+        GH + "dusty-nv/jetson-containers/pull/1390": "docker.gpu_hook_direct_unsupported",
+        GH + "dusty-nv/jetson-containers/issues/772": "docker.gpu_mount_conflict",
+        GH + "podman-container-tools/podman/issues/21842": "new:podman_machine_vm_start_failed",
+        GH + "containerd/containerd/issues/9980": "new:containerd_unpack_platform_missing",
+        GH + "dontrebootme/docker-microbot/issues/4": "docker.image_schema1_refused",
+        GH + "Mcrich23/Container-Compose/issues/44": "new:image_content_not_found",
+        GH + "NVIDIA/cloudai/issues/720": "docker.executable_not_found",
+    },
+    "round27_E": {
+        GH + "sgl-project/sglang/issues/12134": "vllm.unsupported_architecture",
+        GH + "NVIDIA/NemoClaw/issues/3568": "vllm.client_connection_error",
+        GH + "NVIDIA/NemoClaw/issues/4616": "new:agent_gateway_websocket_closed",
+        GH + "NVIDIA/NemoClaw/pull/238": "docker.k8s_gpu_unschedulable",
+        GH + "NVIDIA/NemoClaw/issues/1028": "new:sandbox_user_switch_not_permitted",
+        GH + "NVIDIA/NemoClaw/issues/2456": "new:node_network_interfaces_denied_in_sandbox",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -812,10 +886,22 @@ SCORE = {
     # daemon's `X: authentication required` with the registry's word retyped (docker.registry_auth): D 20 -> 25
     "round26_D": (25, 28),
     "round26_P": (11, 12),
+    # round 27: four parts from even-numbered threads (A vLLM and other servers, B CUDA/PyTorch, the Hub, clients and
+    # apps, C NCCL, RDMA/links, Ray, D Docker/toolkit/Kubernetes, driver, kernel/system; A, C and D each by two collectors,
+    # the second told the first's threads) and E (DGX Spark / GB10 owners' threads, 11 rows in 60 look-ups), all collected
+    # at the start of session 29, recent first, at most 6 rows of a part from one repository (A's first collector gave 16
+    # from LM Studio's tracker: 10 dropped unread). Scored once on session 29's final table, after 6 training rounds and
+    # a review; the starting table (b7e27815) names the same 28, 41, 30, 35 and 5. 13 rows are `new:` kinds.
+    "round27_A": (28, 47),
+    "round27_B": (41, 45),
+    "round27_C": (30, 36),
+    "round27_D": (35, 45),
+    "round27_E": (5, 11),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
-# fifths recent), C 30 asked, P 12 pages in two collectors' 90 look-ups.
+# fifths recent), C 30 asked, P 12 pages in two collectors' 90 look-ups, round 27 C 36 in two collectors' 100
+# look-ups (35 + 15 asked), E (DGX Spark owners' threads) 11 in 60 look-ups.
 FEWER = {
     "round24_C": 17,
     "round25_C": 30,
@@ -824,6 +910,8 @@ FEWER = {
     "round26_C": 30,
     "round26_D": 28,
     "round26_P": 12,
+    "round27_C": 36,
+    "round27_E": 11,
 }
 # Round 26 P, the first part drawn from web pages outside GitHub (forums, blogs, build logs): two collectors' 90
 # look-ups found 12 pages with a copyable line, one of them a healthy line (the corpus's excerpts are a page's start)
