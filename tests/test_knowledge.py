@@ -581,7 +581,12 @@ def test_the_prefilter_finds_a_literals_line_after_lines_of_characters_outside_a
     """The automaton reports where a literal starts in the joined batch: counted in characters, as the lines are,
     so lines of CJK text, emoji or a locale's words before it do not shift the hit onto another line."""
     m = Matcher()
-    lines = ["推理服务启动中 🚀 ✓ 一切正常", "ÄÖÜ äöü ß — ok", "RuntimeError: CUDA error: out of memory", "进程已结束"]
+    lines = [
+        "推理服务启动中 🚀 ✓ 一切正常",
+        "ÄÖÜ äöü ß — ok",
+        "RuntimeError: CUDA error: out of memory",
+        "进程已结束",
+    ]
     assert m.hit_lines(lines) == [2]
     assert [i for i in m.hit_lines(lines * 3) if i % 4 != 2] == []
 
