@@ -1,9 +1,9 @@
 """Matching lines against the failure table at parser speed.
 
 Every pattern has a literal its matches contain (table.needle_of). All literals go into one
-Aho-Corasick automaton (ahocorasick_rs: Rust's aho-corasick crate, a DFA), so a line that holds none of them, which is nearly
-every line of a healthy log, costs one scan; only the patterns whose literal a line holds run
-their regex. A line that matches no pattern is not recognised: nothing here guesses at a near
+Aho-Corasick automaton (ahocorasick_rs: Rust's aho-corasick crate, a DFA), so a line that holds
+none of them, which is nearly every line of a healthy log, costs one scan; only the patterns
+whose literal a line holds run their regex. A line that matches no pattern is not recognised: nothing here guesses at a near
 match.
 """
 
