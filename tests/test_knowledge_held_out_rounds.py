@@ -604,23 +604,14 @@ MISSED = {
         GH + "NVIDIA/NemoClaw/issues/2456": "new:node_network_interfaces_denied_in_sandbox",
     },
     "round28_A": {
-        GH + "ollama/ollama/issues/13366": "ollama.model_load_failed",
-        GH + "InternLM/lmdeploy/issues/1202": "vllm.unsupported_architecture",
-        GH + "Blaizzy/mlx-vlm/pull/634": "vllm.unsupported_architecture",
         GH + "ai-dynamo/dynamo/issues/280": "new:dynamo_model_name_invalid",
-        GH + "OpenRLHF/OpenRLHF/pull/702": "vllm.api_version_mismatch",
         GH + "ikawrakow/ik_llama.cpp/issues/576": "new:llamacpp_kshift_unsupported",
-        GH + "ollama/ollama/issues/16706": "llamacpp.mmproj_load_failed",
         GH + "kvcache-ai/ktransformers/issues/832": "new:gguf_tensor_type_unsupported",
-        GH + "InternLM/lmdeploy/issues/2414": "cuda.operation_not_supported",
         GH + "jjang-ai/vmlx/issues/58": "new:metal_gpu_out_of_memory",
         GH + "ddalcu/mlx-serve/issues/44": "new:metal_gpu_out_of_memory",
         GH + "llm-d/llm-d-routing-sidecar/pull/40": "new:proxy_upstream_connection_refused",
         GH + "allenai/olmocr/issues/422": "vllm.unsupported_architecture",
-        GH + "gpustack/gpustack/issues/1464": "llamacpp.rpc_server_lost",
-        GH + "vllm-project/vllm/issues/15554": "vllm.structured_output_fsm_failed",
         GH + "ModelCloud/GPTQModel/issues/328": "new:checkpoint_weight_missing",
-        GH + "diegosouzapw/OmniRoute/issues/4982": "llamacpp.chat_template_parse_failed",
         GH + "instructlab/instructlab/issues/1866": "new:serving_backend_undetermined",
     },
     "round28_B": {},
@@ -958,7 +949,13 @@ SCORE = {
     "round27_E": (7, 11),
     # round 28 (session 30), blind on its final table: the starting table named A 25, B 41, C 32, D 32, E 9 (139 of 187);
     #   the final one A 27 (two LMDeploy and SGLang wordings the g30a sweep read in source), the rest the same
-    "round28_A": (27, 45),
+    # post-hoc, session 30 ph30a: Ollama's CLI `Error: 500 ... unable to load model:`, TurboMind's bare `KeyError:
+    #   'XForCausalLM'` and mlx-vlm's `Unsupported model type:`, TurboMind's CUDA `operation not supported`, GPUStack's RPC
+    #   server restart, llguidance's `LLMatcher error: ... doesn't satisfy the grammar`; three rows relabelled by the rules
+    #   (a wrapper's old EngineArgs keyword vllm.unrecognized_arguments as four earlier rows; an unknown projector type the
+    #   specific entry before the catch-all; a template's own raise_exception inside llama.cpp's wrapper
+    #   vllm.chat_template_error): A 27 -> 36
+    "round28_A": (36, 45),
     # post-hoc, session 30 ph30b: RAGFlow's `Fail to access <type> model for provider=`, mlx-serve's `Prompt exceeds maximum
     #   context length`, huggingface_hub's first line of a 401 (`401 Client Error. (Request ID: ...`), and BatsResearch/alfred#42
     #   relabelled to hub.tokenizer_library_missing (round 16 B labels the same line so): B 41 -> 45; Mooncake's TCP
