@@ -948,7 +948,8 @@ SCORE = {
     #   SGLang's `No processor registered for architecture:` cut after its colon: E 5 -> 7
     "round27_E": (7, 11),
     # round 28 (session 30), blind on its final table: the starting table named A 25, B 41, C 32, D 32, E 9 (139 of 187);
-    #   the final one A 27 (two LMDeploy and SGLang wordings the g30a sweep read in source), the rest the same
+    #   the final one A 27 (ExLlama's unknown-architecture warning, g30d, and Ollama's MLX runner failing, g30b: wordings
+    #   the sweeps read in source), the rest the same
     # post-hoc, session 30 ph30a: Ollama's CLI `Error: 500 ... unable to load model:`, TurboMind's bare `KeyError:
     #   'XForCausalLM'` and mlx-vlm's `Unsupported model type:`, TurboMind's CUDA `operation not supported`, GPUStack's RPC
     #   server restart, llguidance's `LLMatcher error: ... doesn't satisfy the grammar`; three rows relabelled by the rules
