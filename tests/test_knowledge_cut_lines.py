@@ -90,6 +90,9 @@ NAMED_BY_THEIR_CLASS = {
     "srcservers_sglang_memory_unbalanced",
     # a layer's name in quotes says nothing without the KeyError before it (t28a)
     "t28a_kv_cache_layer_missing_retold_xx",
+    # google-auth's `RefreshError: ('invalid_grant: Bad Request', ...)` is any gcloud client's: SkyPilot's
+    # InvalidCloudCredentials before it is what says the cloud's credentials stopped SkyPilot (s31h)
+    "s31h_sky_gcp_invalid_cloud_credentials",
 }
 
 
