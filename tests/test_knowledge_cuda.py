@@ -451,12 +451,23 @@ def test_one_oomd_kill_told_by_two_lines_is_one_finding():
         "EXT4-fs (nvme0n1p2): mounted filesystem with ordered data mode. Quota mode: none.",
         "pcieport 0000:00:1c.5: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=00e5(Receiver ID)",
         "systemd-oomd[93234]: Considered 97 cgroups for killing, top candidates were:",
-        # CUDA error 717, a kernel's fault on an address space: not 801's unsupported feature (cudaGetErrorString's text)
-        "RuntimeError: CUDA error: operation not supported on global/shared address space",
     ],
 )
 def test_lines_that_only_resemble_a_failure_stay_unnamed(line):
     assert [f.id for f in scan(line)] == []
+
+
+def test_error_717_is_a_kernel_fault_named_by_the_catch_all_not_801s_unsupported_feature():
+    # CUDA error 717, a kernel's fault on an address space (cudaGetErrorString's text): the CUDA catch-all (session 31),
+    # never cuda.operation_not_supported, whichever program wraps it
+    for line in (
+        "RuntimeError: CUDA error: operation not supported on global/shared address space",
+        "gpu1:2214:2350 [0] enqueue.cc:1512 NCCL WARN Cuda failure 'operation not supported on global/shared address space'",
+    ):
+        assert "cuda.operation_not_supported" not in {f.id for f in scan(line)}
+    assert [
+        f.id for f in scan("RuntimeError: CUDA error: operation not supported on global/shared address space")
+    ] == ["cuda.cuda_error"]
 
 
 def test_a_stream_capture_refusal_is_the_capture_failure_not_a_permission_error():
