@@ -158,6 +158,19 @@ NEW_KINDS = {
     "new:nvenc_library_missing_in_container": "docker",
     "new:cdi_spec_generation_failed": "docker",
     "new:device_memory_limit_on_unified_memory": "cuda",
+    "new:client_sdk_unexpected_kwarg": "vllm",
+    "new:cloud_metrics_permission_denied": "vllm",
+    "new:cuda_stream_capture_invalidated": "cuda",
+    "new:dynamo_etcd_unreachable": "vllm",
+    "new:gpu_reset_not_supported": "driver",
+    "new:llamacpp_gguf_metadata_type_invalid": "vllm",
+    "new:mlx_metallib_unsupported_os": "cuda",
+    "new:model_proxy_health_check_timeout": "vllm",
+    "new:nccl_topology_attribute_missing": "nccl",
+    "new:package_repo_host_unresolved": "system",
+    "new:ray_node_health_check_failed": "ray",
+    "new:ucx_invalid_active_speed": "link",
+    "new:xpu_level_zero_out_of_resources": "cuda",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -229,6 +242,10 @@ PARTS = (
     "round28_C",
     "round28_D",
     "round28_E",
+    "round29_A",
+    "round29_B",
+    "round29_C",
+    "round29_D",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -638,6 +655,55 @@ MISSED = {
         GH + "eugr/spark-vllm-docker/issues/238": "vllm.api_version_mismatch",
         GH + "NVIDIA/workbench-example-mistral-finetune/pull/4": "cuda.bitsandbytes_setup_failed",
     },
+    "round29_A": {
+        GH + "vllm-project/vllm-ascend/issues/14628": "vllm.startup_free_memory",
+        GH + "intel/llm-scaler/issues/348": "new:xpu_level_zero_out_of_resources",
+        GH + "eugr/spark-vllm-docker/issues/16": "vllm.tp_exceeds_local_gpus",
+        GH + "SciSharp/LLamaSharp/issues/860": "new:cuda_stream_capture_invalidated",
+        GH + "apache/beam/pull/36966": "new:dynamo_etcd_unreachable",
+        GH + "EricLBuehler/mistral.rs/issues/1124": "cuda.tensor_device_mismatch",
+        GH + "vllm-project/vllm/issues/19338": "vllm.nixl_pd_config_mismatch",
+        GH + "zai-org/GLM-OCR/issues/112": "cuda.device_side_assert",
+        GH + "LostRuins/koboldcpp/issues/1852": "system.segfault",
+        GH + "LostRuins/koboldcpp/issues/2404": "new:llamacpp_gguf_metadata_type_invalid",
+        GH + "mostlygeek/llama-swap/issues/92": "new:model_proxy_health_check_timeout",
+        GH + "janhq/jan/issues/8244": "llamacpp.router_upstream_failed",
+        GH + "TheTom/vllm-swift/issues/10": "new:mlx_metallib_unsupported_os",
+        GH + "noonghunna/club-3090/issues/58": "llamacpp.model_file_unreadable",
+        GH + "dphnAI/sonar/issues/448": "llamacpp.gguf_type_unknown",
+        GH + "containers/ramalama/issues/2570": "new:model_proxy_health_check_timeout",
+        GH + "containers/ramalama/issues/2214": "docker.executable_not_found",
+    },
+    "round29_B": {
+        GH + "OpenHands/OpenHands/issues/8832": "llamacpp.model_loading",
+        GH + "deepseek-ai/DeepGEMM/issues/140": "vllm.deepgemm_jit_failed",
+        GH + "infiniflow/ragflow/issues/2784": "vllm.client_connection_error",
+        GH + "infiniflow/ragflow/issues/12036": "new:client_sdk_unexpected_kwarg",
+        GH + "CherryHQ/cherry-studio/issues/9606": "-",
+        GH + "CherryHQ/cherry-studio/issues/10340": "vllm.served_model_not_found",
+        GH + "vllm-project/guidellm/issues/136": "new:cloud_metrics_permission_denied",
+        GH + "SillyTavern/SillyTavern/issues/3048": "vllm.sampling_params_invalid",
+        GH + "microsoft/onnxruntime/pull/23244": "cuda.cudnn_no_engine",
+    },
+    "round29_C": {
+        "https://www.thomaskalnik.com/posts/deepseek-v3-part-4-nccl-networking-stability": "nccl.duplicate_gpu",
+        GH + "ray-project/ray/issues/44574": "ray.memory_monitor_kill",
+        GH + "openucx/ucx/issues/10298": "new:ucx_invalid_active_speed",
+        GH + "vllm-project/aibrix/issues/1770": "link.qp_rtr_failed",
+        GH + "Mellanox/network-operator/issues/830": "new:package_repo_host_unresolved",
+        GH + "aws/aws-ofi-nccl/issues/476": "new:nccl_topology_attribute_missing",
+        "https://blog.gitcode.com/ab05ff14b83948cb161c34ff9d7be561.html": "new:ray_node_health_check_failed",
+        "https://blog.gitcode.com/4f21c7a03debf13201459e7a77362f96.html": "link.mooncake_device_open_failed",
+        "https://blog.gitcode.com/b4216010e703ce7ab0c15415ade447be.html": "nvshmem.init_failed",
+        "https://blog.gitcode.com/b636392226a3d4ec8bc1c236aa38cfcf.html": "new:nccl_topology_attribute_missing",
+    },
+    "round29_D": {
+        GH + "NVIDIA/nccl/issues/1488": "nccl.cuda_error",
+        GH + "NVIDIA/nccl/issues/1400": "link.ucx_shared_memory_failed",
+        GH + "NVIDIA/gpu-operator/issues/1606": "new:gpu_reset_not_supported",
+        GH + "containerd/containerd/issues/13388": "docker.layer_failed",
+        GH + "confidential-containers/cloud-api-adaptor/issues/2254": "docker.layer_failed",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -969,6 +1035,12 @@ SCORE = {
     # post-hoc, session 31 s31d: the DRA compute-domain daemon's `writeIMEXConfig failed` (docker.imex_daemon_failed): D 34 -> 35
     "round28_D": (35, 44),
     "round28_E": (10, 15),
+    # round 29 (session 31), blind on its final table: the starting table (bdeea560) named A 23, B 31, C 25, D 35 (114 of 155);
+    #   the final one, after nine long-tail sweeps of programs' source (65 entries, 735 patterns), the same 114
+    "round29_A": (23, 40),
+    "round29_B": (31, 40),
+    "round29_C": (25, 35),
+    "round29_D": (35, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
@@ -988,6 +1060,7 @@ FEWER = {
     "round28_C": 38,
     "round28_D": 44,
     "round28_E": 15,
+    "round29_C": 35,
 }
 # Round 26 P, the first part drawn from web pages outside GitHub (forums, blogs, build logs): two collectors' 90
 # look-ups found 12 pages with a copyable line, one of them a healthy line (the corpus's excerpts are a page's start)
