@@ -97,3 +97,13 @@ def test_a_misplaced_marker_is_refused_with_where_it_is(pattern, wording):
     )
     with pytest.raises(KnowledgeError, match=rf"kb.yaml:entry 1 \(x.free_memory\).*{wording}"):
         parse_table(text.replace("figures: {free_gib: float, wanted_gib: float}", "figures: {}"), "kb.yaml")
+
+
+def test_a_figure_after_the_marker_is_said_only_inside_optional_brackets():
+    """A cut line lacks the figures after the marker: a title naming one outside `[[ ]]` would read `?`."""
+    text = TABLE.split("- id: x.anchored")[0].replace("title: t", "title: 'wanted {wanted_gib} GiB'")
+    with pytest.raises(KnowledgeError, match=r"kb.yaml:entry 1 \(x.free_memory\).*wanted_gib"):
+        parse_table(text, "kb.yaml")
+    parse_table(
+        text.replace("'wanted {wanted_gib} GiB'", "'free memory[[ (wanted {wanted_gib} GiB)]]'"), "kb.yaml"
+    )

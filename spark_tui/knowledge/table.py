@@ -277,6 +277,8 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
         ):  # a cut line holds only the words before the marker: the prefilter's literal is theirs
             needle = needle_of(cut.head.pattern, f"{where}[{i}] before {CUT}")
         sure = _sure_groups(parsed, {n: name for name, n in regex.groupindex.items()})
+        if cut is not None:  # a cut line carries only the figures before the marker
+            sure &= set(cut.head.groupindex)
         anchored, bounded = _anchored(parsed), _anchored(parsed, BOUNDS)
         out.append(Pattern(regex, needle, anchored, bounded, sure=frozenset(sure), cut=cut))
     return tuple(out)
