@@ -107,3 +107,20 @@ def test_a_figure_after_the_marker_is_said_only_inside_optional_brackets():
     parse_table(
         text.replace("'wanted {wanted_gib} GiB'", "'free memory[[ (wanted {wanted_gib} GiB)]]'"), "kb.yaml"
     )
+
+
+def test_a_whole_match_of_a_later_pattern_comes_before_a_cut_of_an_earlier_one():
+    """An entry's first pattern cut short must not take a line a later pattern matches whole, with its figures."""
+    later = (
+        r"    - 'Free memory on device \([\d.]+/(?P<total_gib>[\d.]+) GiB\) on startup is less than desired$'"
+    )
+    text = (
+        TABLE.split("- id: x.anchored")[0]
+        .replace("wanted_gib: float}", "wanted_gib: float, total_gib: float}")
+        .rstrip("\n")
+        + "\n"
+        + later
+        + "\n"
+    )
+    found = Matcher(parse_table(text, "kb.yaml")).match(HEAD + " desired")
+    assert {f.id: f.figures for f in found} == {"x.free_memory": {"total_gib": 64.0}}

@@ -395,6 +395,9 @@ class Matcher:
                 return
             candidates = sorted({i for needle, _, _ in hits for i in self._needle_items[needle]})
         lead = -1  # where the words begin after the line's decoration: found when first needed
+        cuts: list[
+            int
+        ] = []  # patterns with a `(?#cut)` whose whole words failed: tried after every whole match
         for i in candidates:
             entry, pattern, calms = self._items[i]
             # an `unless:` line calms its entry even when the line matches the entry too
@@ -412,28 +415,43 @@ class Matcher:
                     lead = undecorated(line) if lead < 0 else lead
                     if lead:
                         m, shift = pattern.regex.search(line[lead:]), lead
-                if m is None and pattern.cut is not None:  # a line cut inside the words after its marker
-                    lead = undecorated(line) if lead < 0 else lead
-                    m, shift = cut_match(pattern.cut, line, lead if pattern.anchored else 0)
+                if m is None and pattern.cut is not None:
+                    cuts.append(i)
                 if m is None and pattern.bounded:
                     found.missed.append(i)
-            if m is None:
+            if m is not None:
+                self._take(found, i, m, shift, at)
+        # A line cut inside a pattern's words after its marker, only for entries no whole pattern named: a later
+        # pattern of the same entry that matches whole gives the line's every figure.
+        for i in cuts:
+            entry, pattern, calms = self._items[i]
+            if entry.id in found.done and not calms:
                 continue
-            if calms:
-                found.calmed.append(entry.id)
-                continue
-            figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
-            if not entry.holds(figures):  # the words are this entry's, the numbers another's (`when`)
-                continue
-            found.done.add(entry.id)
-            if pattern.by_class:
-                found.by_class.add(entry.id)
-            _names(entry, figures)
-            start, end = m.start() + shift, m.end() + shift
-            if at is not None:  # back to where the literal's characters are in the line that holds it
-                start = at[start] if start < len(at) else at[-1] + 1
-                end = at[end - 1] + 1 if end else start
-            found.out.append((entry, figures, (start, end)))
+            lead = undecorated(line) if lead < 0 else lead
+            assert pattern.cut is not None
+            m, shift = cut_match(pattern.cut, line, lead if pattern.anchored else 0)
+            if m is not None:
+                self._take(found, i, m, shift, at)
+
+    def _take(self, found: Found, i: int, m: re.Match[str], shift: int, at: list[int] | None) -> None:
+        """Pattern i matched (`m`, in the line from `shift` on): its entry named with the match's figures, or
+        calmed by an `unless:` line."""
+        entry, pattern, calms = self._items[i]
+        if calms:
+            found.calmed.append(entry.id)
+            return
+        figures = {k: _value(entry.figures[k], v) for k, v in m.groupdict().items() if v is not None}
+        if not entry.holds(figures):  # the words are this entry's, the numbers another's (`when`)
+            return
+        found.done.add(entry.id)
+        if pattern.by_class:
+            found.by_class.add(entry.id)
+        _names(entry, figures)
+        start, end = m.start() + shift, m.end() + shift
+        if at is not None:  # back to where the literal's characters are in the line that holds it
+            start = at[start] if start < len(at) else at[-1] + 1
+            end = at[end - 1] + 1 if end else start
+        found.out.append((entry, figures, (start, end)))
 
     def match(self, line: str) -> list[Finding]:
         """Every entry a line matches (one finding per entry): usually none."""
