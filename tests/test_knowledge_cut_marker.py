@@ -89,6 +89,7 @@ def test_an_anchored_pattern_is_cut_after_a_log_prefix_too():
         (r"'Free memory(?#cut) on(?#cut) device'", "stands once"),
         (r"'Free memory on device(?#cut)'", "has words after it"),
         (r"'(?#cut)Free memory on device'", "no literal of 4\\+ bytes"),
+        (r"'Free memory(?#cut) on device|Free space on disk'", "without a `\\|` outside groups"),
     ],
 )
 def test_a_misplaced_marker_is_refused_with_where_it_is(pattern, wording):
@@ -124,3 +125,16 @@ def test_a_whole_match_of_a_later_pattern_comes_before_a_cut_of_an_earlier_one()
     )
     found = Matcher(parse_table(text, "kb.yaml")).match(HEAD + " desired")
     assert {f.id: f.figures for f in found} == {"x.free_memory": {"total_gib": 64.0}}
+
+
+def test_a_lazy_figure_after_the_marker_names_no_line_that_goes_on_otherwise():
+    """regex's partial matching calls a line that goes on otherwise a cut inside a lazy repeat (`a+?b` of `aac`): the
+    words after the marker are read greedy, which changes no match's existence."""
+    text = TABLE.split("- id: x.anchored")[0].replace(
+        r"desired GPU memory utilization \([\d.]+, (?P<wanted_gib>[\d.]+) GiB\)",
+        r"desired (?P<what>\S+?) memory utilization \([\d.]+, (?P<wanted_gib>[\d.]+) GiB\)",
+    )
+    assert "(?P<what>" in text
+    m = Matcher(parse_table(text.replace("wanted_gib: float}", "wanted_gib: float, what: str}"), "kb.yaml"))
+    assert [f.id for f in m.match(HEAD + " desired GPU, which is fine")] == []
+    assert [f.id for f in m.match(HEAD + " desired GPU memo")] == ["x.free_memory"]

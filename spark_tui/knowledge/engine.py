@@ -164,8 +164,8 @@ def cut_match(cut: Cut, line: str, lead: int = 0) -> tuple[re.Match[str] | None,
     text = line[lead:]
     end = len(text.rstrip(CUT_END))
     for n, head in enumerate(cut.head.finditer(text, 0, end)):
-        whole = cut.whole.match(text, head.start(), end, partial=True)
-        if whole is not None and whole.partial:
+        rest = cut.rest.match(text, head.end(), end, partial=True)
+        if rest is not None and rest.partial:
             return head, lead
         if n == 2:  # a line that holds the words three times and was cut after none: no cut line
             break

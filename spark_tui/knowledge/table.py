@@ -81,7 +81,9 @@ CUT = "(?#cut)"
 @dataclass(frozen=True)
 class Cut:
     head: re.Pattern[str]  # the pattern's words before the marker: their figures are the cut line's
-    whole: Any  # the whole pattern compiled by `regex`, whose partial matching says a line ends inside it
+    # the words after it, compiled by `regex` with every lazy repeat made greedy: its partial matching says a line
+    # ends inside them (regex 2026.5 calls `a+?b` a partial match of `aac`; greed changes no match's existence)
+    rest: Any
 
 
 # An exception class (`GatedRepoError`) or a dotted name when the class alone is ambiguous
@@ -288,19 +290,54 @@ def _cut(item: str, where: str) -> Cut | None:
     if CUT not in item:
         return None
     at = item.index(CUT)
-    if CUT in item[at + 1 :]:
+    head, rest = item[:at], item[at + len(CUT) :]
+    if CUT in rest:
         raise KnowledgeError(f"{where}: {CUT} stands once in a pattern")
     try:
-        head = re.compile(item[:at])
+        compiled = re.compile(head)
+        re.compile(rest)
     except re.error:
         raise KnowledgeError(
             f"{where}: {CUT} stands outside any group (the words before it are a regex)"
         ) from None
-    if not item[at + len(CUT) :].strip():
+    if not rest.strip():
         raise KnowledgeError(
             f"{where}: {CUT} has words after it (a line cut at the pattern's end is the pattern)"
         )
-    return Cut(head, partial_regex.compile(item))
+    if any(op is sre_c.BRANCH for op, _ in sre_parse.parse(item)):
+        raise KnowledgeError(f"{where}: {CUT} stands in a pattern without a `|` outside groups")
+    return Cut(compiled, partial_regex.compile(_greedy(rest)))
+
+
+def _greedy(regex: str) -> str:
+    """`regex` with its lazy repeats (`+?`, `*?`, `??`, `{m,n}?`) made greedy: escapes, classes and `(?` kept."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            out.append(regex[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]" or (bool(out) and out[-1] in ("[", "[^"))
+        elif c == "[":
+            in_class = True
+            if regex[i + 1 : i + 2] == "^":
+                out.append("[^")
+                i += 2
+                continue
+        elif c == "(" and regex[i + 1 : i + 2] == "?":
+            out.append("(?")
+            i += 2
+            continue
+        elif c in "*+?}" and regex[i + 1 : i + 2] == "?":
+            out.append(c)
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 # `[[ ... ]]` in a title, meaning or fix: a part kept only when the line carried every figure it
