@@ -60,7 +60,6 @@ MISSED = {
         "13_rill-flow100.txt": ("docker.no_arm64_manifest", "-"),
     },
     "pastes7": {
-        "13_DeepSpeed3916.txt": ("torch.rendezvous_port_in_use", "-"),
         "16_ai-performance-engineering8.txt": ("new:nvidia_smi_usage_error", "-"),
     },
     "pastes8": {},

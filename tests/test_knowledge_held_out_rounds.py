@@ -653,7 +653,6 @@ MISSED = {
         GH + "pytorch/TensorRT/issues/4068": "driver.nvml_lost_in_container",
         GH + "rapidsai/rapidsmpf/issues/1026": "new:device_memory_limit_on_unified_memory",
         GH + "eugr/spark-vllm-docker/issues/238": "vllm.api_version_mismatch",
-        GH + "NVIDIA/workbench-example-mistral-finetune/pull/4": "cuda.bitsandbytes_setup_failed",
     },
     "round29_A": {
         GH + "intel/llm-scaler/issues/348": "new:xpu_level_zero_out_of_resources",
@@ -1033,7 +1032,9 @@ SCORE = {
     #   CrashLoopBackOff`: D 32 -> 34; GNU ld's warning that libcuda.so.1 is not found while linking: E 9 -> 10
     # post-hoc, session 31 s31d: the DRA compute-domain daemon's `writeIMEXConfig failed` (docker.imex_daemon_failed): D 34 -> 35
     "round28_D": (35, 44),
-    "round28_E": (10, 15),
+    # post-hoc, session 32 s32b: bitsandbytes' `libbitsandbytes_cuda123.so: cannot open shared object file` (its library's
+    #   name before dlopen's words, a head a quote dropped): E 10 -> 11
+    "round28_E": (11, 15),
     # round 29 (session 31), blind on its final table: the starting table (bdeea560) named A 23, B 31, C 25, D 35 (114 of 155);
     #   the final one, after nine long-tail sweeps of programs' source (65 entries, 735 patterns), the same 114
     # post-hoc, session 32 (the lead): vLLM's free-memory check cut after `less than desired`, the example the cut marker
