@@ -18,7 +18,7 @@ from itertools import accumulate
 
 import ahocorasick_rs
 
-from spark_tui.knowledge.table import OPTIONAL, Entry, Pattern, Table, table
+from spark_tui.knowledge.table import OPTIONAL, Cut, Entry, Pattern, Table, table
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # A line copied through a web page, a chat or an editor gets curly quotes and no-break spaces where
@@ -151,6 +151,25 @@ def quoted(line: str) -> list[tuple[int, int]]:
         ends += [(m.end(), len(line)), (m.end(), tail)]
     spans = ((start + undecorated(line[start:]), end) for start, end in ends)
     return list(dict.fromkeys((begin, end) for begin, end in spans if end > begin))
+
+
+# What a person leaves after the words of a cut line: spaces, an ellipsis, the closing quote of a quoted excerpt.
+CUT_END = " \t.\u2026\"'`*"
+
+
+def cut_match(cut: Cut, line: str, lead: int = 0) -> tuple[re.Match[str] | None, int]:
+    """The match of a cut pattern's words before its marker, when `line` (after `lead`, the decoration an anchored
+    pattern is tried after) ends inside the rest of the pattern: a line cut there (table.CUT). Its figures are
+    those of the words before the marker; where it matched is in `line` (the shift is `lead`)."""
+    text = line[lead:]
+    end = len(text.rstrip(CUT_END))
+    for n, head in enumerate(cut.head.finditer(text, 0, end)):
+        whole = cut.whole.match(text, head.start(), end, partial=True)
+        if whole is not None and whole.partial:
+            return head, lead
+        if n == 2:  # a line that holds the words three times and was cut after none: no cut line
+            break
+    return None, 0
 
 
 GIB = re.compile(r"(?P<n>[\d.,]+)\s*(?P<u>[KMGT]i?B|bytes|B)?")
@@ -393,6 +412,9 @@ class Matcher:
                     lead = undecorated(line) if lead < 0 else lead
                     if lead:
                         m, shift = pattern.regex.search(line[lead:]), lead
+                if m is None and pattern.cut is not None:  # a line cut inside the words after its marker
+                    lead = undecorated(line) if lead < 0 else lead
+                    m, shift = cut_match(pattern.cut, line, lead if pattern.anchored else 0)
                 if m is None and pattern.bounded:
                     found.missed.append(i)
             if m is None:

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
+import regex as partial_regex  # mrab-regex: partial matching, for a line cut inside a pattern's words
 import yaml
 
 from spark_tui.errors import KnowledgeError
@@ -66,6 +68,20 @@ class Pattern:
     by_class: bool = False
     # the named groups every match sets (not those inside an optional part or one branch)
     sure: frozenset[str] = frozenset()
+    # the pattern holds `(?#cut)`: a line that ends inside its words after the marker is named too (Cut)
+    cut: Cut | None = None
+
+
+# A pattern's `(?#cut)` (a regex comment, so the pattern reads the same without it) marks where its words say the
+# failure alone: a line cut anywhere after it (an issue title, an excerpt, a narrow terminal) is named when the
+# words before the marker match and the line then ends inside the rest of the pattern.
+CUT = "(?#cut)"
+
+
+@dataclass(frozen=True)
+class Cut:
+    head: re.Pattern[str]  # the pattern's words before the marker: their figures are the cut line's
+    whole: Any  # the whole pattern compiled by `regex`, whose partial matching says a line ends inside it
 
 
 # An exception class (`GatedRepoError`) or a dotted name when the class alone is ambiguous
@@ -255,9 +271,34 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
         parsed = _parsed(item, f"{where}[{i}]")  # a bad regex is named before it is compiled
         needle = needle_of(item, f"{where}[{i}]", parsed)
         regex = re.compile(item)
+        cut = _cut(item, f"{where}[{i}]")
+        if (
+            cut is not None
+        ):  # a cut line holds only the words before the marker: the prefilter's literal is theirs
+            needle = needle_of(cut.head.pattern, f"{where}[{i}] before {CUT}")
         sure = _sure_groups(parsed, {n: name for name, n in regex.groupindex.items()})
-        out.append(Pattern(regex, needle, _anchored(parsed), _anchored(parsed, BOUNDS), sure=frozenset(sure)))
+        anchored, bounded = _anchored(parsed), _anchored(parsed, BOUNDS)
+        out.append(Pattern(regex, needle, anchored, bounded, sure=frozenset(sure), cut=cut))
     return tuple(out)
+
+
+def _cut(item: str, where: str) -> Cut | None:
+    if CUT not in item:
+        return None
+    at = item.index(CUT)
+    if CUT in item[at + 1 :]:
+        raise KnowledgeError(f"{where}: {CUT} stands once in a pattern")
+    try:
+        head = re.compile(item[:at])
+    except re.error:
+        raise KnowledgeError(
+            f"{where}: {CUT} stands outside any group (the words before it are a regex)"
+        ) from None
+    if not item[at + len(CUT) :].strip():
+        raise KnowledgeError(
+            f"{where}: {CUT} has words after it (a line cut at the pattern's end is the pattern)"
+        )
+    return Cut(head, partial_regex.compile(item))
 
 
 # `[[ ... ]]` in a title, meaning or fix: a part kept only when the line carried every figure it
