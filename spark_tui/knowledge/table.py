@@ -304,9 +304,31 @@ def _cut(item: str, where: str) -> Cut | None:
         raise KnowledgeError(
             f"{where}: {CUT} has words after it (a line cut at the pattern's end is the pattern)"
         )
-    if any(op is sre_c.BRANCH for op, _ in sre_parse.parse(item)):
+    if _bar_outside_groups(item):
         raise KnowledgeError(f"{where}: {CUT} stands in a pattern without a `|` outside groups")
     return Cut(compiled, partial_regex.compile(_greedy(rest)))
+
+
+def _bar_outside_groups(regex: str) -> bool:
+    """Whether `regex` has a `|` outside every group and class (sre_parse inlines `(?:a|b)`: its tree cannot tell)."""
+    depth, i, in_class = 0, 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]" or regex[i - 1] == "[" or regex[i - 2 : i] == "[^"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
 
 
 def _greedy(regex: str) -> str:
