@@ -395,9 +395,8 @@ class Matcher:
                 return
             candidates = sorted({i for needle, _, _ in hits for i in self._needle_items[needle]})
         lead = -1  # where the words begin after the line's decoration: found when first needed
-        cuts: list[
-            int
-        ] = []  # patterns with a `(?#cut)` whose whole words failed: tried after every whole match
+        # patterns with a `(?#cut)` whose whole words failed: tried after every whole match
+        cuts: list[int] = []
         for i in candidates:
             entry, pattern, calms = self._items[i]
             # an `unless:` line calms its entry even when the line matches the entry too

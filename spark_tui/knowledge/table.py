@@ -274,9 +274,8 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
         needle = needle_of(item, f"{where}[{i}]", parsed)
         regex = re.compile(item)
         cut = _cut(item, f"{where}[{i}]")
-        if (
-            cut is not None
-        ):  # a cut line holds only the words before the marker: the prefilter's literal is theirs
+        # a cut line holds only the words before the marker: the prefilter's literal is theirs
+        if cut is not None:
             needle = needle_of(cut.head.pattern, f"{where}[{i}] before {CUT}")
         sure = _sure_groups(parsed, {n: name for name, n in regex.groupindex.items()})
         if cut is not None:  # a cut line carries only the figures before the marker
