@@ -426,8 +426,9 @@ class Matcher:
             entry, pattern, calms = self._items[i]
             if entry.id in found.done and not calms:
                 continue
-            lead = undecorated(line) if lead < 0 else lead
             assert pattern.cut is not None
+            if pattern.anchored and lead < 0:
+                lead = undecorated(line)
             m, shift = cut_match(pattern.cut, line, lead if pattern.anchored else 0)
             if m is not None:
                 self._take(found, i, m, shift, at)

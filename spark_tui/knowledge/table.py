@@ -271,11 +271,11 @@ def _patterns(raw: object, where: str) -> tuple[Pattern, ...]:
         if not isinstance(item, str) or not item:
             raise KnowledgeError(f"{where}[{i}]: a regex is a non-empty string")
         parsed = _parsed(item, f"{where}[{i}]")  # a bad regex is named before it is compiled
-        needle = needle_of(item, f"{where}[{i}]", parsed)
         regex = re.compile(item)
         cut = _cut(item, f"{where}[{i}]")
-        # a cut line holds only the words before the marker: the prefilter's literal is theirs
-        if cut is not None:
+        if cut is None:
+            needle = needle_of(item, f"{where}[{i}]", parsed)
+        else:  # a cut line holds only the words before the marker: the prefilter's literal is theirs
             needle = needle_of(cut.head.pattern, f"{where}[{i}] before {CUT}")
         sure = _sure_groups(parsed, {n: name for name, n in regex.groupindex.items()})
         if cut is not None:  # a cut line carries only the figures before the marker
@@ -308,56 +308,45 @@ def _cut(item: str, where: str) -> Cut | None:
     return Cut(compiled, partial_regex.compile(_greedy(rest)))
 
 
-def _bar_outside_groups(regex: str) -> bool:
-    """Whether `regex` has a `|` outside every group and class (sre_parse inlines `(?:a|b)`: its tree cannot tell)."""
-    depth, i, in_class = 0, 0, False
+def _tokens(regex: str) -> list[str]:
+    """`regex` cut into its tokens: an escape (`\\.`) or a whole class (`[^]a-z]`) is one token, any other character
+    another. Neither `|` nor a quantifier inside them then reads as one."""
+    out: list[str] = []
+    i = 0
     while i < len(regex):
-        c = regex[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]" or regex[i - 1] == "[" or regex[i - 2 : i] == "[^"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+        if regex[i] == "\\":
+            end = i + 2
+        elif regex[i] == "[":
+            end = i + 1 + (regex[i + 1 : i + 2] == "^")
+            end += regex[end : end + 1] == "]"  # a `]` first in a class is its own character
+            while end < len(regex) and regex[end] != "]":
+                end += 2 if regex[end] == "\\" else 1
+            end += 1
+        else:
+            end = i + 1
+        out.append(regex[i:end])
+        i = end
+    return out
+
+
+def _bar_outside_groups(regex: str) -> bool:
+    """Whether `regex` has a `|` outside every group (sre_parse inlines `(?:a|b)`: its tree cannot tell)."""
+    depth = 0
+    for token in _tokens(regex):
+        depth += (token == "(") - (token == ")")
+        if token == "|" and depth == 0:
             return True
-        i += 1
     return False
 
 
 def _greedy(regex: str) -> str:
-    """`regex` with its lazy repeats (`+?`, `*?`, `??`, `{m,n}?`) made greedy: escapes, classes and `(?` kept."""
+    """`regex` with its lazy repeats (`+?`, `*?`, `??`, `{m,n}?`) made greedy: a `?` after a quantifier is dropped."""
     out: list[str] = []
-    i, in_class = 0, False
-    while i < len(regex):
-        c = regex[i]
-        if c == "\\":
-            out.append(regex[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]" or (bool(out) and out[-1] in ("[", "[^"))
-        elif c == "[":
-            in_class = True
-            if regex[i + 1 : i + 2] == "^":
-                out.append("[^")
-                i += 2
-                continue
-        elif c == "(" and regex[i + 1 : i + 2] == "?":
-            out.append("(?")
-            i += 2
-            continue
-        elif c in "*+?}" and regex[i + 1 : i + 2] == "?":
-            out.append(c)
-            i += 2
-            continue
-        out.append(c)
-        i += 1
+    for token in _tokens(regex):
+        # a quantifier: `*`, `+`, `}`, or a `?` that does not open a group's `(?`
+        quantifier = bool(out) and (out[-1] in ("*", "+", "}") or (out[-1] == "?" and out[-2:-1] != ["("]))
+        if not (token == "?" and quantifier):
+            out.append(token)
     return "".join(out)
 
 
