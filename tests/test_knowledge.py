@@ -399,6 +399,7 @@ def _entry(**over) -> str:
         ({"when": "'n == n'"}, "when compares two of its number figures"),
         ({"exceptions": "['Err']"}, "exceptions is a list of exception classes"),
         ({"exceptions": "['raise X(y)']"}, "exceptions is a list of exception classes"),
+        ({"title": "'it failed [catch-all]'"}, "generic: true"),
     ],
 )
 def test_a_malformed_entry_is_refused_naming_file_and_entry(over, wording):

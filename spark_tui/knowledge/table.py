@@ -382,6 +382,9 @@ def _entry(raw: object, where: str) -> Entry:
     for key in ("secondary", "generic"):
         if not isinstance(raw.get(key, False), bool):
             raise KnowledgeError(f"{where}: {key} is true or false")
+    # Titles, meanings and fixes are what an operator reads; `generic: true` is the table's own mark.
+    if any("[catch-all]" in str(raw.get(key, "")) for key in ("title", "means", "fix")):
+        raise KnowledgeError(f"{where}: say a catch-all with `generic: true`, not [catch-all] in its text")
     reader = raw.get("reader") or ""
     if reader and reader not in READERS:
         raise KnowledgeError(f"{where}: reader {reader!r} is not one of {', '.join(READERS)}")
