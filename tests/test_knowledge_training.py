@@ -43,8 +43,6 @@ LEFT = {
     # a plugin's method called with a keyword it lacks: any Python program prints it
     GH
     + "tonyd2wild/DeepSeek-v4-Flash-Vision-Exp-DSpark-1M-NVFP4-KV-2x-DGX-Spark/issues/11": "a plain TypeError",
-    # its cause is on the lines after it, which samples name; the wrapper stays unnamed
-    GH + "OpenRLHF/OpenRLHF/issues/744": "Ray's `Unhandled error (suppress with ...)` wrapper",
     # the line is a real loss's; only the thread shows that a retry overcame it
     GH + "meta-pytorch/torchcomms/pull/2358": "a TCPStore reset that a retry overcame",
     # nccl-tests built without MPI=1: no line says so
