@@ -707,7 +707,6 @@ MISSED = {
         GH + "likelovewant/ollama-for-amd/issues/72": "llamacpp.ggml_assert",
         GH + "xorbitsai/inference/issues/2126": "vllm.app_reply_not_json",
         GH + "vllm-project/vllm/issues/10926": "new:vllm_import_shadowed_by_local_source",
-        GH + "ml-explore/mlx-lm/issues/64": "system.segfault",
         GH + "ggml-org/llama.cpp/issues/26392": "new:llamacpp_rpc_version_mismatch",
         GH + "LMCache/LMCache/issues/1514": "vllm.lmcache_remote_backend_failed",
         GH + "TabbyML/tabby/issues/1666": "new:llamacpp_decode_step_exception",
@@ -1099,7 +1098,8 @@ SCORE = {
     #   kernel's mlx5_ib error-CQE debug line (`Responder error cqe on cqn`, read in drivers/infiniband/hw/mlx5/cq.c) is an RDMA
     #   completion error; a worker's dead-raylet system-config RPC error no longer names the GCS: A 26 -> 27, C 23 -> 26
     #   (brpc#3202's new:rdma_post_send_failed is entry link.rdma_post_failed from brpc's source and other threads; it stays missed)
-    "round30_A": (27, 40),
+    # post-hoc, session 33 (t33a): zsh's report of a foreground command's segfault (`zsh: segmentation fault  CMD`): A 27 -> 28
+    "round30_A": (28, 40),
     "round30_B": (30, 40),
     "round30_C": (26, 27),
     "round30_D": (30, 40),
