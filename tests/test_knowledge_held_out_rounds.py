@@ -722,15 +722,10 @@ MISSED = {
     },
     "round30_D": {
         GH + "NVIDIA/nvidia-container-toolkit/issues/82": "new:cdi_spec_generation_failed",
-        GH + "Project-HAMi/HAMi/issues/452": "driver.nvml_lost_in_container",
         GH + "kubernetes-sigs/dra-driver-nvidia-gpu/issues/948": "new:imex_memory_reference_failed",
-        GH + "robbertkl/docker-ipv6nat/issues/82": "docker.iptables_failed",
         GH + "NVIDIA/NVSentinel/issues/1748": "-",
-        GH + "NVIDIA/gpu-operator/issues/1876": "docker.gpu_cdi_unresolved",
         GH + "bit-team/backintime/issues/2568": "system.filesystem_corrupted",
         GH + "OpenHands/OpenHands/issues/688": "docker.pull_access_denied",
-        GH + "wolffcatskyy/crowdsec-blocklist-import/issues/60": "docker.pull_access_denied",
-        GH + "allenai/vla-evaluation-harness/issues/8": "docker.pull_access_denied",
     },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
@@ -1094,10 +1089,13 @@ SCORE = {
     #   unnamed, cuDNN's `Could not load library` cut after the name, Inductor's bounds assert in a kernel, nvcc's quoted
     #   `Unsupported gpu architecture`, cargo's build of CUDA crates, huggingface_hub's snapshot message in halves, Open
     #   WebUI's bare `Connection error:`, Azure OpenAI's 404 `Resource not found`: B 30 -> 39
+    # post-hoc, session 33 (t33c): go-nvml's `Failed to initialize NVML: ERROR_UNKNOWN`, iptables' `Couldn't load target
+    #   `DOCKER'`, CrashLoopBackOff a catch-all when its reason is on the line, the containerd store's `error from registry:
+    #   denied` (ghcr's DENIED) named docker.pull_access_denied: D 30 -> 35
     "round30_A": (28, 40),
     "round30_B": (39, 40),
     "round30_C": (26, 27),
-    "round30_D": (30, 40),
+    "round30_D": (35, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
