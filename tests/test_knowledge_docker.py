@@ -28,7 +28,12 @@ from tests.helpers import SAMPLES, found
             "docker.registry_cert_untrusted",
             {"registry": "registry-1.docker.io", "why": "certificate signed by unknown authority"},
         ),
-        ("docker_registry_denied_nvcr", "docker.registry_auth", {"registry": "nvcr.io"}),
+        # a registry's DENIED answer is a pull refused (session 33: blind labellers' call, 5 of 5)
+        (
+            "docker_registry_denied_nvcr",
+            "docker.pull_access_denied",
+            {"registry": "nvcr.io", "image": "nvidian/alpamayo/nre"},
+        ),
         ("docker_registry_auth_buildkit", "docker.registry_auth", {"status": 401}),
         ("docker_layer_register_eof", "docker.layer_failed", {"why": "unexpected EOF"}),
         (
