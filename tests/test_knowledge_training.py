@@ -16,11 +16,6 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
-    # t33a: TensorRT-LLM's plugin `d == a + length` (an engine of another TensorRT-LLM release): t21g labels this wording
-    # cuda.trt_engine_version_mismatch (its sample), and the blind label took trtllm.engine_runtime_mismatch, the same
-    # failure in TensorRT-LLM's terms: one of the two entries may name it (a merge by aliases is the lead's call)
-    GH
-    + "NVIDIA/TensorRT-LLM/issues/583": "`d == a + length` (t21g labels it cuda.trt_engine_version_mismatch)",
     # t33a: the loader's `undefined symbol: S` retold in a title without its library; lld's link-time
     # `error: undefined symbol: S` says the same words, so they do not say a library loaded against the wrong one
     GH + "kvcache-ai/ktransformers/issues/1667": "`undefined symbol: aocl_...` retold without its library",
