@@ -4,22 +4,15 @@ quoted words retyped bare. Cut lines are not real lines, so they are never sampl
 line the same way and checks that it still names what the whole line names, over the lists of lines judged to keep
 the program's own words for one failure (session 24); a later narrowing of a pattern shows up here."""
 
-import functools
 import re
 from pathlib import Path
 
 import pytest
 
-from spark_tui.knowledge import Matcher
+from spark_tui.knowledge import Matcher, default_matcher
 
 SAMPLES = Path(__file__).parent / "data" / "failures"
 NAMES = sorted(p.stem for p in SAMPLES.glob("*.log"))
-
-
-@functools.cache
-def _matcher() -> Matcher:
-    """One matcher for every case: building one compiles the whole table (1-2 s a case under load)."""
-    return Matcher()
 
 
 def _sample(name: str) -> str:
@@ -106,7 +99,7 @@ NAMED_BY_THEIR_CLASS = {
 def test_every_sample_line_keeps_its_name_without_its_exception_class():
     """A message pasted without its exception's class still names its failure when its own words say it; the
     samples whose class is what says it are listed above, each for its reason."""
-    m = _matcher()
+    m = default_matcher()
     cut, lost = 0, set()
     for name in NAMES:
         for line in _sample(name).splitlines():
@@ -542,7 +535,7 @@ CUT_AT_THEIR_END = [
 def test_a_line_cut_at_its_end_keeps_its_name(name, words):
     """A line cut after its front words names what the whole line names, when those words are the program's own
     and say one failure (README, "What a line names"); cut lines are not real lines, so they are no samples."""
-    m = _matcher()
+    m = default_matcher()
     line = _named_lines(name, m)[0]
     cut = " ".join(line.split(" ")[:words])
     assert cut != line, f"{name}: {words} words are the whole line"
@@ -1003,7 +996,7 @@ QUOTED = re.compile(r"""(?<![\w\\])(['"`])([^'"`\s](?:[^'"`]*?[^'"`\s])?)\1(?!\w
 def test_a_line_retyped_without_quotes_keeps_its_name():
     """A named line retyped without its quotes names what the quoted line names (contractions such as
     don't are left alone): the quotes around a figure are no part of the failure's words."""
-    m = _matcher()
+    m = default_matcher()
     lost = []
     for name in RETYPED_WITHOUT_QUOTES:
         # the first named line that quotes a word, the sample's own lines first (README: not a catch-all header before
@@ -1275,7 +1268,7 @@ LOST_THEIR_FIRST_WORD = [
 def test_a_line_that_lost_its_first_word_keeps_its_name(name):
     """A line without its first word names what the whole line names when the words left are the program's own and
     say one failure; cut lines are not real lines, so they are no samples."""
-    m = _matcher()
+    m = default_matcher()
     line = _named_lines(name, m)[0]
     cut = " ".join(line.split(" ")[1:])
     ids = {f.id for f in m.match(line)}
@@ -1470,7 +1463,7 @@ LOST_THEIR_FIRST_TWO_WORDS = [
 def test_a_line_that_lost_its_first_two_words_keeps_its_name(name, nth):
     """The sample's nth named line without its first two words names what the whole line names when the words left
     are the program's own and say one failure; cut lines are not real lines, so they are no samples."""
-    m = _matcher()
+    m = default_matcher()
     line = [line for line in _sample(name).splitlines() if m.match(line)][nth]
     cut = " ".join(line.split(" ")[2:])
     ids = {f.id for f in m.match(line)}
@@ -1490,7 +1483,7 @@ CUT_BEFORE = [
 
 @pytest.mark.parametrize(("name", "cut", "by"), CUT_BEFORE, ids=[n for n, _, _ in CUT_BEFORE])
 def test_a_line_cut_before_its_quoted_program_or_with_spaced_colons_keeps_its_name(name, cut, by):
-    m = _matcher()
+    m = default_matcher()
     line = _named_lines(name, m)[0]
     retyped = re.sub(cut, by, line)
     assert retyped != line

@@ -1,11 +1,9 @@
 """Real lines cut the way blind lines arrive keep their names: the rows of tests/data/cut_lines/*.tsv (its README says
 the form). Each row names a real line kept in tests/data and a cut of it; the cut names what the whole line names."""
 
-import functools
-
 import pytest
 
-from spark_tui.knowledge import Matcher
+from spark_tui.knowledge import Matcher, default_matcher
 from tests.helpers import DATA
 
 CUTS = DATA / "cut_lines"
@@ -24,11 +22,6 @@ def _rows() -> list[tuple[str, str, str, int]]:
 ROWS = _rows()
 
 
-@functools.cache
-def _matcher() -> Matcher:
-    return Matcher()  # built once: its automaton over every pattern takes a second or two
-
-
 def _line(where: str, m: Matcher) -> str:
     """The real line a row cuts: a source-message row's line, or a sample's first line naming one of its ids."""
     if "#" in where:
@@ -42,7 +35,7 @@ def _line(where: str, m: Matcher) -> str:
 
 @pytest.mark.parametrize(("row", "where", "how", "words"), ROWS, ids=[r[0] for r in ROWS])
 def test_a_real_line_cut_keeps_its_name(row, where, how, words):
-    m = _matcher()
+    m = default_matcher()
     line = _line(where, m)
     parts = line.split(" ")
     assert how in ("end", "drop"), f"{row}: how is end or drop"
