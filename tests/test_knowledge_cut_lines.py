@@ -93,6 +93,9 @@ NAMED_BY_THEIR_CLASS = {
     # google-auth's `RefreshError: ('invalid_grant: Bad Request', ...)` is any gcloud client's: SkyPilot's
     # InvalidCloudCredentials before it is what says the cloud's credentials stopped SkyPilot (s31h)
     "s31h_sky_gcp_invalid_cloud_credentials",
+    # nats.py's APIError repeats its class inside its own message (`nats: ServiceUnavailableError: code=None ...`): without
+    # it `code=None err_code=None description='None'` says nothing (t34a)
+    "t34a_dynamo_nats_jetstream_unavailable",
 }
 
 

@@ -417,7 +417,13 @@ from tests.helpers import found, sample
             "vllm.quantization_unsupported",
             {"minimum": 200, "current": 70},
         ),
-        ("g4va_llamacpp_chat_template_parse_failed", "vllm.chat_template_error", {"fallback": "chatml"}),
+        (
+            "g4va_llamacpp_chat_template_parse_failed",
+            "llamacpp.chat_template_parse_failed",
+            {
+                "error": "Failed to parse number: '.' ([json.exception.parse_error.101] parse error at line 1, column 1: syntax error while parsing value - invalid literal; last read: '.') at row 1, column 22:"
+            },
+        ),
         ("g4va_minja_value_not_callable", "vllm.chat_template_error", {"error": "null"}),
         (
             "g4va_scheduler_grammar_rejected_tokens",
