@@ -347,8 +347,7 @@ def test_every_entry_matches_a_real_sample_of_its_own():
 
 def test_real_lines_that_are_no_failure_stay_not_recognised():
     """Real lines near a known failure's wording (a retry vLLM logs for a local folder that then
-    loads, a healthy ConnectX probe, a torch
-    connect retry) match nothing: no near match."""
+    loads, a healthy ConnectX probe, torch 1.13's connect attempt on IPv6 localhost) match nothing: no near match."""
     logs = sorted(NOT_RECOGNISED.glob("*.log"))
     assert len(logs) >= 5
     for p in logs:

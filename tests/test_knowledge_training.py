@@ -76,8 +76,8 @@ LEFT = {
     GH + "ray-project/ray/issues/50163": "AttributeError: module 'ray._private' has no attribute 'worker'",
     # Databricks' Ray-on-(Apache) Spark API of another Ray release: a plain TypeError of one function (t22c)
     GH + "ray-project/ray/issues/44295": "TypeError: _setup_ray_cluster() missing ... 'num_worker_nodes'",
-    # torch's per-address connect warning: a retry that may still succeed, printed at every start on hosts without IPv6
-    # (the table names the error after the retries, `failed to connect to any network address`)
+    # torch's per-address connect warning, labelled as the error after the retries (`failed to connect to any network
+    # address`, torch.rendezvous_timeout): the line itself says one attempt failed, torch.store_connect_retrying
     GH
     + "hiyouga/LlamaFactory/issues/3715": "c10d's `[W socket.cpp] The client socket has failed to connect to`",
     # Tenstorrent's vLLM plugin refusing a length on its N150 card: no kind of an NVIDIA cluster's stack
