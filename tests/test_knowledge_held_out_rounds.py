@@ -769,11 +769,8 @@ MISSED = {
         GH + "deepspeedai/DeepSpeed/issues/7148": "new:torch_no_backend_for_accelerator",
     },
     "round31_D": {
-        GH + "hystax/optscale/issues/568": "docker.k8s_untolerated_taint",
         GH + "kai-scheduler/KAI-Scheduler/issues/522": "new:kai_gpu_reservation_pod_not_allocated",
-        GH + "leptonai/gpud/pull/192": "driver.xid_hardware",
         GH + "pytorch/ci-infra/pull/552": "new:fabricmanager_local_fm_not_ready",
-        GH + "volcano-sh/devices/issues/58": "docker.k8s_controller_panic",
         GH + "NVIDIA/k8s-device-plugin/issues/762": "new:mps_server_fatal_exception",
         GH + "FujitsuPolycom/sparkring/issues/168": "new:fabric_netplan_rolled_back",
     },
@@ -1162,7 +1159,10 @@ SCORE = {
     # post-hoc, session 34 (the lead): torch's per-address `[c10d] The client socket has failed to connect to [host]:port
     #   (errno ...)` named torch.store_connect_retrying like torch 2.4's retry line, as three blind labels asked: C 25 -> 27
     "round31_C": (27, 32),
-    "round31_D": (33, 40),
+    # post-hoc, session 34 (t34c): the scheduler's untolerated `node.kubernetes.io/unreachable` taint left to its catch-all,
+    #   gpud v0.3-0.4's `xid N detected by dmesg`, a Go runtime panic in a pod's CRI log: D 33 -> 36 (the MPS control
+    #   daemon's fatal exception now names driver.mps_server_failed; its row stays a miss, labelled new:)
+    "round31_D": (36, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
