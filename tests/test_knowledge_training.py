@@ -67,9 +67,6 @@ LEFT = {
     # Triton's bare PTXASError heads every ptxas failure and reads as cuda.ptxas_unknown_arch (a Spark's usual cause); this
     # thread's cause is the ptxas line after it ('Feature ... not supported on .target'), cuda.ptxas_unsupported_instruction
     GH + "sgl-project/sglang/issues/8879": "Triton's bare `Internal Triton PTX codegen error`",
-    # vLLM's `Error executing method X. This might cause deadlock` wrapper: left unnamed on purpose (source_messages
-    # srcvllm2_vllm); the worker's traceback after it names the cause (t22c)
-    GH + "vllm-project/vllm/issues/5477": "vLLM's `Error executing method ...` wrapper",
     # a vLLM API change under a Ray Serve tutorial's deployment: Python's AttributeError names no program (t22c)
     GH + "ray-project/ray/issues/50275": "AttributeError: 'str' object has no attribute 'name'",
     # the user's own code.py shadowed the standard library's `code` module, which Ray imports: nothing in the line says so (t22c)
