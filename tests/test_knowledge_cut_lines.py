@@ -93,6 +93,9 @@ NAMED_BY_THEIR_CLASS = {
     # google-auth's `RefreshError: ('invalid_grant: Bad Request', ...)` is any gcloud client's: SkyPilot's
     # InvalidCloudCredentials before it is what says the cloud's credentials stopped SkyPilot (s31h)
     "s31h_sky_gcp_invalid_cloud_credentials",
+    # a server's own 401 body (`{'detail': 'Authentication required'}`) says nothing alone: openai's AuthenticationError
+    # before it is what says the status was 401 (t34f)
+    "t34f_openai_authentication_error_detail",
 }
 
 
