@@ -96,6 +96,9 @@ NAMED_BY_THEIR_CLASS = {
     # nats.py's APIError repeats its class inside its own message (`nats: ServiceUnavailableError: code=None ...`): without
     # it `code=None err_code=None description='None'` says nothing (t34a)
     "t34a_dynamo_nats_jetstream_unavailable",
+    # a server's own 401 body (`{'detail': 'Authentication required'}`) says nothing alone: openai's AuthenticationError
+    # before it is what says the status was 401 (t34f)
+    "t34f_openai_authentication_error_detail",
 }
 
 
