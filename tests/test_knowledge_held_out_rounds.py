@@ -196,6 +196,14 @@ NEW_KINDS = {
     "new:torch_built_without_nccl": "nccl",
     "new:torch_no_backend_for_accelerator": "nccl",
     "new:uva_unavailable": "cuda",
+    # round 32 (session 34)
+    "new:cdi_spec_version_unsupported": "docker",
+    "new:dynamo_no_worker_instances": "vllm",
+    "new:genai_engine_plugin_not_installed": "vllm",
+    "new:hf_processor_apply_failed": "vllm",
+    "new:mpi_init_failed": "nccl",
+    "new:qemu_user_emulation_crash": "docker",
+    "new:rootless_detached_netns_mount_denied": "docker",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -279,6 +287,10 @@ PARTS = (
     "round31_B",
     "round31_C",
     "round31_D",
+    "round32_A",
+    "round32_B",
+    "round32_C",
+    "round32_D",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -771,6 +783,51 @@ MISSED = {
         GH + "NVIDIA/k8s-device-plugin/issues/762": "new:mps_server_fatal_exception",
         GH + "FujitsuPolycom/sparkring/issues/168": "new:fabric_netplan_rolled_back",
     },
+    "round32_A": {
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/820": "vllm.unsupported_architecture",
+        GH + "abetlen/llama-cpp-python/issues/1562": "vllm.unsupported_architecture",
+        GH + "OpenSQZ/MiniCPM-V-CookBook/issues/18": "vllm.unsupported_architecture",
+        GH + "PaddlePaddle/FastDeploy/issues/4986": "vllm.parser_not_found",
+        GH + "PaddlePaddle/PaddleOCR/issues/16748": "new:genai_engine_plugin_not_installed",
+        GH + "vllm-project/vllm/issues/13306": "cuda.no_kernel_image",
+        GH + "mozilla-ai/llamafile/issues/298": "llamacpp.mmproj_load_failed",
+        GH + "ai-dynamo/dynamo/issues/1372": "new:dynamo_no_worker_instances",
+        GH + "XiaomiMiMo/MiMo-Code/issues/12": "vllm.chat_roles_must_alternate",
+        GH + "studio-dots-ai/dots.ocr/issues/84": "new:hf_processor_apply_failed",
+        GH + "vllm-project/vllm/pull/45320": "vllm.nvfp4_scale_not_loaded",
+        GH + "OpenSQZ/MiniCPM-V-CookBook/issues/36": "vllm.unsupported_architecture",
+        GH + "zai-org/GLM-4.5/issues/54": "vllm.parser_not_found",
+        GH + "zai-org/GLM-4.5/issues/4": "vllm.parser_not_found",
+    },
+    "round32_B": {
+        GH + "ai-dynamo/modelexpress/pull/128": "hub.offline_not_cached",
+        GH + "oliverguhr/german-sentiment-lib/issues/18": "vllm.transformers_mismatch",
+        GH + "cline/cline/issues/5140": "vllm.prompt_too_long",
+        GH + "cline/cline/issues/3120": "vllm.prompt_too_long",
+        "https://tools.eastondev.com/docker/zh/fix/cuda-out-of-memory": "cuda.out_of_memory",
+        "https://openillumi.com/pytorch-cuda-tensor-not-transfer-fix": "cuda.tensor_device_mismatch",
+        GH + "frappe/raven/issues/1784": "vllm.api_route_not_found",
+        GH + "deepseek-ai/DeepEP/issues/576": "cuda.unknown_error",
+        GH + "pytorch/pytorch/issues/175250": "cuda.triton_out_of_resources",
+        "https://hermes-agent-benchmarks.dba.wtf/war-stories": "cuda.cutlass_error_internal",
+    },
+    "round32_C": {
+        GH + "bytedance/byteps/issues/372": "link.rdma_post_failed",
+        GH + "NVIDIA-NeMo/Megatron-Bridge/issues/650": "new:mpi_init_failed",
+        GH + "ray-project/kuberay/issues/4760": "ray.kuberay_submitter_failed",
+        GH + "pytorch/pytorch/issues/123678": "nccl.watchdog_abort",
+    },
+    "round32_D": {
+        GH + "infernode-os/infernode/pull/202": "system.clock_not_synchronised",
+        GH + "NVIDIA/NemoClaw/issues/50": "docker.daemon_unreachable",
+        GH + "samuelcolvin/watchfiles/issues/320": "system.inotify_limit",
+        GH + "byJoey/Actions-bbr-v3/issues/30": "docker.daemon_network_init_failed",
+        GH + "docker/desktop-feedback/issues/326": "new:qemu_user_emulation_crash",
+        GH + "gominimal/minimal/issues/610": "docker.rootless_uidmap_failed",
+        GH + "rootless-containers/rootlesskit/issues/494": "new:rootless_detached_netns_mount_denied",
+        GH + "justlovemaki/openclaw-china-docker/issues/174": "docker.executable_not_found",
+        GH + "NVIDIA/nvidia-container-toolkit/issues/1860": "new:cdi_spec_version_unsupported",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -1164,13 +1221,21 @@ SCORE = {
     #   gpud v0.3-0.4's `xid N detected by dmesg`, a Go runtime panic in a pod's CRI log: D 33 -> 36 (the MPS control
     #   daemon's fatal exception now names driver.mps_server_failed; its row stays a miss, labelled new:)
     "round31_D": (36, 40),
+    # round 32 (session 34), blind: the starting table (31beea41) named A 26, B 30, C 32, D 31 (119 of 156); the final one,
+    #   after six training rounds on odd-numbered threads, four engineers giving kinds of older rounds their entries, a
+    #   llama.cpp source sweep and post-hoc fixes of round 31 (none made from this round), the same 119 of 156. C was
+    #   collected by two collectors (16 + 20 rows). 7 rows are kinds the table lacked; the table named nothing for all 7
+    "round32_A": (26, 40),
+    "round32_B": (30, 40),
+    "round32_C": (32, 36),
+    "round32_D": (31, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
 # fifths recent), C 30 asked, P 12 pages in two collectors' 90 look-ups, round 27 C 36 in two collectors' 100
 # look-ups (35 + 15 asked), E (DGX Spark owners' threads) 11 in 60 look-ups, round 28 C 38 in two collectors' 126
 # look-ups (40 + 20 asked), D 44 in 126 (45 + 17 asked), E 15 in 130 (25 + 18 asked); round 30 C 27 in 88 look-ups;
-# round 31 C 32 in 90 look-ups.
+# round 31 C 32 in 90 look-ups; round 32 C 36 in two collectors' 175 look-ups (40 + 24 asked).
 FEWER = {
     "round24_C": 17,
     "round25_C": 30,
@@ -1187,6 +1252,7 @@ FEWER = {
     "round29_C": 35,
     "round30_C": 27,
     "round31_C": 32,
+    "round32_C": 36,
 }
 # Round 26 P, the first part drawn from web pages outside GitHub (forums, blogs, build logs): two collectors' 90
 # look-ups found 12 pages with a copyable line, one of them a healthy line (the corpus's excerpts are a page's start)
