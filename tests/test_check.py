@@ -3,7 +3,9 @@
 import asyncio
 import json
 import os
+import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -64,10 +66,16 @@ def test_check_passes_on_a_healthy_cluster(cluster, tmp_path, count):
         by[("image.same", "cluster")].status == "pass" and by[("parallel.size", "cluster")].status == "pass"
     )
     assert sum(r.id == "net.reach" and r.status == "pass" for r in results) == count * (count - 1)
-    assert (
-        by[("disk.free", cluster.nodes[0].name)].status == "pass"
-        and "GiB free on the filesystem of" in by[("disk.free", cluster.nodes[0].name)].message
+    # The verdict follows the node's real free space (the host's disk, measured here with df), not a
+    # fixed answer: a test host with under 50 GiB free sees the warning an operator would.
+    disk = by[("disk.free", cluster.nodes[0].name)]
+    df = subprocess.run(
+        cluster.nodes[0].nsenter("df", "-Pk", "/root"), capture_output=True, text=True, check=True
     )
+    free_gib = int(df.stdout.splitlines()[-1].split()[3]) / 1024**2
+    shown = re.match(r"(\d+) GiB free on the filesystem of /root", disk.message)
+    assert shown and abs(int(shown[1]) - free_gib) < 2, (disk, free_gib)
+    assert disk.status == ("pass" if free_gib >= 50 else "warn"), (disk, free_gib)
     assert "overlay2" in by[("docker.engine", cluster.nodes[0].name)].message
     assert "GB10" in by[("gpu.present", cluster.nodes[0].name)].message
 
