@@ -171,6 +171,11 @@ LEFT = {
     # near miss squeezed in (t29f)
     GH
     + "MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark/issues/5": "a paraphrased `free memory less than desired`",
+    # libibverbs warns for every provider listed in /etc/libibverbs.d whose library is missing; the table names it only for
+    # mlx5 (a Spark's ConnectX-7) and leaves other providers unnamed (srcnccl_rdma.tsv, not_recognised's pvrdma line): the
+    # line alone cannot say an rxe (Soft-RoCE) device was in use (t35d2)
+    GH
+    + "SoftRoCE/rxe-dev/issues/49": "libibverbs' `couldn't load driver 'rxe'` (a provider of no Spark hardware)",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
