@@ -176,6 +176,11 @@ LEFT = {
     # line alone cannot say an rxe (Soft-RoCE) device was in use (t35d2)
     GH
     + "SoftRoCE/rxe-dev/issues/49": "libibverbs' `couldn't load driver 'rxe'` (a provider of no Spark hardware)",
+    # t35j: labelled blind ollama.capability_unsupported, whose means then also listed chatting with an embedding model; the
+    # table gives Ollama's `does not support chat` / `generate` to vllm.chat_api_unsupported (session 26, ph26b) and names
+    # it so, rightly: the label picked the sibling entry (its means now points there)
+    GH
+    + "ollama/ollama/issues/12183": "Ollama's `does not support generate`: vllm.chat_api_unsupported by the table's split",
 }
 LINE_ROWS = [(name, row) for name, r in LINES.items() for row in r.rows()]
 PASTE_ROWS = [(name, row) for name, r in PASTES.items() for row in r.rows()]
