@@ -879,7 +879,6 @@ MISSED = {
         GH + "modelscope/ms-swift/issues/6368": "system.name_resolution_failed",
     },
     "round33_D": {
-        GH + "NVIDIA/nvidia-container-toolkit/issues/908": "cuda.os_call_failed",
         GH + "NVIDIA/go-dcgm/issues/76": "new:dcgm_watch_fields_bad_parameter",
         GH + "NVIDIA/gpu-operator/issues/926": "new:helm_chart_fetch_unauthorized",
         GH + "NVIDIA/NemoClaw/issues/136": "docker.cgroup_mount",
@@ -1302,8 +1301,9 @@ SCORE = {
     "round33_B": (32, 40),
     "round33_C": (27, 40),
     # post-hoc, session 35 (p35d): DKMS's build failure cut after `for module`, LXC's safe_mount of a missing host device
-    # node, Proxmox's `is not a device` (docker.device_missing): 31 -> 34
-    "round33_D": (34, 40),
+    # node, Proxmox's `is not a device` (docker.device_missing): 31 -> 34; nvidia-container-cli's `cuda error: os call failed`
+    # (CUDA 304 wrapped) names cuda.os_call_failed, not docker.gpu_runtime_no_driver (rv29's rule): 35
+    "round33_D": (35, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
