@@ -874,12 +874,8 @@ MISSED = {
         GH + "modelscope/ms-swift/issues/6368": "system.name_resolution_failed",
     },
     "round33_D": {
-        GH + "NVIDIA/nvidia-container-toolkit/issues/908": "cuda.os_call_failed",
         GH + "NVIDIA/go-dcgm/issues/76": "new:dcgm_watch_fields_bad_parameter",
         GH + "NVIDIA/gpu-operator/issues/926": "new:helm_chart_fetch_unauthorized",
-        GH + "linux-surface/linux-surface/issues/1884": "driver.dkms_build_failed",
-        GH + "remz1337/Proxmox/issues/8": "docker.device_missing",
-        GH + "tteck/Proxmox/issues/3758": "docker.device_missing",
         GH + "NVIDIA/NemoClaw/issues/136": "docker.cgroup_mount",
         GH + "volcano-sh/volcano/issues/3220": "new:volcano_queue_quota_insufficient",
         GH + "ibm-openbmc/dev/issues/3324": "new:systemd_mount_failed",
@@ -1303,7 +1299,10 @@ SCORE = {
     # post-hoc, session 35 (p35b): LiteLLM's BadGatewayError (a 502) and Claude Code's "issue with the selected model": B 32 -> 34
     "round33_B": (34, 40),
     "round33_C": (27, 40),
-    "round33_D": (31, 40),
+    # post-hoc, session 35 (p35d): DKMS's build failure cut after `for module`, LXC's safe_mount of a missing host device
+    # node, Proxmox's `is not a device` (docker.device_missing): 31 -> 34; nvidia-container-cli's `cuda error: os call failed`
+    # (CUDA 304 wrapped) names cuda.os_call_failed, not docker.gpu_runtime_no_driver (rv29's rule): 35
+    "round33_D": (35, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
