@@ -19,11 +19,11 @@ AGREEMENT = {"first-second": 140, "first-third": 139, "second-third": 153, "all 
 # or three of them share (rows where all three differ have none). A fix or a regression moves these, as it moves SCORE
 # in test_knowledge_held_out_rounds.
 SCORES = {
-    "first": 116,
-    "second": 121,
-    "third": 120,
-    "all three alike": 114,
-    "majority": 120,
+    "first": 117,
+    "second": 122,
+    "third": 121,
+    "all three alike": 115,
+    "majority": 121,
     "rows with a majority": 158,
 }
 

@@ -866,7 +866,6 @@ MISSED = {
     "round33_C": {
         GH + "ai-dynamo/nixl/pull/1978": "new:ucx_device_mem_list_invalid_memh",
         GH + "deepseek-ai/DeepEP/issues/128": "new:nvshmem_rdma_device_cannot_use_gpu_memory",
-        GH + "zd11024/NaviLLM/issues/34": "torch.elastic_child_failed",
         GH + "NovaSky-AI/SkyRL/pull/196": "vllm.binary_mismatch",
         GH + "AI-Hypercomputer/gpu-recipes/issues/2": "torch.store_barrier_timeout",
         GH + "kubeflow/trainer/issues/2008": "-",
@@ -1301,8 +1300,9 @@ SCORE = {
     "round33_A": (23, 40),
     "round33_B": (32, 40),
     # post-hoc, session 35 (p35c): Mooncake's `Failed to retrieve segment descriptor, name`, Ray's Windows plasma
-    #   `CreateFileMapping() failed`, BusyBox nslookup's `can't resolve 'HOST': ERROR`: C 27 -> 30
-    "round33_C": (30, 40),
+    #   `CreateFileMapping() failed`, BusyBox nslookup's `can't resolve 'HOST': ERROR`, torchrun's `failed (exitcode: N)`
+    #   after its logger's name, cut after the code: C 27 -> 31
+    "round33_C": (31, 40),
     "round33_D": (31, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
