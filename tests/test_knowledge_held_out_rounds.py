@@ -859,11 +859,8 @@ MISSED = {
         GH + "www-zaq-ai/zaq/issues/166": "new:embedding_dimension_mismatch",
     },
     "round33_C": {
-        GH + "sgl-project/sglang/pull/4880": "link.mooncake_segment_not_found",
         GH + "ai-dynamo/nixl/pull/1978": "new:ucx_device_mem_list_invalid_memh",
-        GH + "modin-project/modin/issues/7360": "ray.plasma_mmap_failed",
         GH + "deepseek-ai/DeepEP/issues/128": "new:nvshmem_rdma_device_cannot_use_gpu_memory",
-        GH + "zd11024/NaviLLM/issues/34": "torch.elastic_child_failed",
         GH + "NovaSky-AI/SkyRL/pull/196": "vllm.binary_mismatch",
         GH + "AI-Hypercomputer/gpu-recipes/issues/2": "torch.store_barrier_timeout",
         GH + "kubeflow/trainer/issues/2008": "-",
@@ -871,7 +868,6 @@ MISSED = {
         GH + "deepspeedai/DeepSpeed/pull/5318": "new:deepspeed_pdsh_ssh_args_append_unset",
         GH + "jax-ml/jax/issues/19596": "torch.store_connection_lost",
         GH + "NVIDIA-NeMo/Curator/issues/1216": "ray.address_mismatch",
-        GH + "modelscope/ms-swift/issues/6368": "system.name_resolution_failed",
     },
     "round33_D": {
         GH + "NVIDIA/go-dcgm/issues/76": "new:dcgm_watch_fields_bad_parameter",
@@ -1298,7 +1294,10 @@ SCORE = {
     "round33_A": (26, 40),
     # post-hoc, session 35 (p35b): LiteLLM's BadGatewayError (a 502) and Claude Code's "issue with the selected model": B 32 -> 34
     "round33_B": (34, 40),
-    "round33_C": (27, 40),
+    # post-hoc, session 35 (p35c): Mooncake's `Failed to retrieve segment descriptor, name`, Ray's Windows plasma
+    #   `CreateFileMapping() failed`, BusyBox nslookup's `can't resolve 'HOST': ERROR`, torchrun's `failed (exitcode: N)`
+    #   after its logger's name, cut after the code: C 27 -> 31
+    "round33_C": (31, 40),
     # post-hoc, session 35 (p35d): DKMS's build failure cut after `for module`, LXC's safe_mount of a missing host device
     # node, Proxmox's `is not a device` (docker.device_missing): 31 -> 34; nvidia-container-cli's `cuda error: os call failed`
     # (CUDA 304 wrapped) names cuda.os_call_failed, not docker.gpu_runtime_no_driver (rv29's rule): 35
