@@ -16,6 +16,10 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
+    # t36f: aiohttp's TransferEncodingError class line, its message on the next line (which the table names): the class is
+    # also raised for a malformed chunk size, so the line alone does not say the answer was cut
+    GH
+    + "vllm-project/vllm/issues/6885": "aiohttp's `TransferEncodingError: 400, message:` without its message line",
     # t33a: the loader's `undefined symbol: S` retold in a title without its library; lld's link-time
     # `error: undefined symbol: S` says the same words, so they do not say a library loaded against the wrong one
     GH + "kvcache-ai/ktransformers/issues/1667": "`undefined symbol: aocl_...` retold without its library",
