@@ -38,6 +38,9 @@ EXCEPTION_CLASS = re.compile(
 # Samples whose line names its failure only with the class (or the words before it): the message alone says no
 # one failure (README, "What a line names").
 NAMED_BY_THEIR_CLASS = {
+    # t36g: json's error words alone (`Extra data: line 3 column 1`) are any JSON reader's; the vLLM tool parser's log
+    # prefix before the class (`[hermes_tool_parser.py:148]`) is what says a tool call did not parse
+    "t36g_hermes_tool_parser_jsondecodeerror",
     # an HTTP status and a request id: any server's answer; huggingface_hub's class says the Hub and what it lacked
     "c16hub_hub_forbidden_cut",
     "c16hub_hub_repo_not_found_lines",
