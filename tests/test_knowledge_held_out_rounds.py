@@ -220,6 +220,16 @@ NEW_KINDS = {
     "new:tts_model_no_audio_output": "vllm",
     "new:ucx_device_mem_list_invalid_memh": "link",
     "new:volcano_queue_quota_insufficient": "docker",
+    # round 34 (session 36)
+    "new:jax_task_reconnected_new_incarnation": "nccl",
+    "new:k8s_namespace_not_ready": "docker",
+    "new:nvidia_drm_memory_pages_failed": "cuda",
+    "new:ray_serve_replica_slow_init": "ray",
+    "new:rdma_cq_create_unsupported": "link",
+    "new:sglang_router_worker_health_rpc_failed": "vllm",
+    "new:slurm_ray_worker_launch_died": "ray",
+    "new:vllm_memory_probe_without_nvml": "vllm",
+    "new:xla_clique_rendezvous_stuck": "nccl",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -311,6 +321,10 @@ PARTS = (
     "round33_B",
     "round33_C",
     "round33_D",
+    "round34_A",
+    "round34_B",
+    "round34_C",
+    "round34_D",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -876,6 +890,53 @@ MISSED = {
         GH + "volcano-sh/volcano/issues/3220": "new:volcano_queue_quota_insufficient",
         GH + "ibm-openbmc/dev/issues/3324": "new:systemd_mount_failed",
     },
+    "round34_A": {
+        GH + "hiyouga/LlamaFactory/issues/8544": "sglang.init_failed",
+        GH + "QwenLM/Qwen2.5-Omni/issues/288": "vllm.worker_method_failed",
+        GH + "Visual-Agent/DeepEyes/issues/52": "vllm.worker_fatal_signal",
+        GH + "InternLM/lmdeploy/issues/2048": "system.process_aborted",
+        GH + "ai-dynamo/dynamo/issues/2092": "vllm.nixl_not_installed",
+        GH + "ollama/ollama/issues/16506": "llamacpp.ggml_assert",
+        GH + "letta-ai/letta/pull/1876": "vllm.served_model_not_found",
+        GH + "continuedev/continue/issues/10150": "lmstudio.model_load_crashed",
+        GH + "vllm-project/vllm/issues/9728": "new:vllm_memory_probe_without_nvml",
+        GH + "mostlygeek/llama-swap/issues/856": "vllm.tool_call_parse_failed",
+        GH + "sgl-project/sglang/issues/11736": "new:sglang_router_worker_health_rpc_failed",
+    },
+    "round34_B": {
+        GH + "chflame163/ComfyUI_LayerStyle/issues/522": "vllm.config_attribute_missing",
+        GH + "patientx-cfz/comfyui-rocm/issues/112": "cuda.kernel_image_invalid",
+        GH + "infiniflow/ragflow/issues/10672": "vllm.client_connection_error",
+        GH + "Shubhamsaboo/awesome-llm-apps/issues/4": "vllm.client_connection_error",
+        GH + "browser-use/web-ui/issues/730": "vllm.api_key_rejected",
+        GH + "heyhuynhgiabuu/proxypal/issues/106": "litellm.provider_not_given",
+        GH + "huggingface/datasets/issues/7900": "hub.cache_not_writable",
+        GH + "modelscope/evalscope/issues/1040": "vllm.api_route_not_found",
+    },
+    "round34_C": {
+        GH + "jax-ml/jax/issues/22740": "new:xla_clique_rendezvous_stuck",
+        GH + "marin-community/marin/issues/7650": "new:jax_task_reconnected_new_incarnation",
+        GH + "verl-project/verl/issues/5074": "vllm.npu_function_error",
+        GH + "Jixuan-Fan/Momentum-GS/issues/12": "torch.elastic_child_failed",
+        GH + "PaddlePaddle/Paddle/issues/66310": "torch.gloo_timeout",
+        GH + "ray-project/kuberay/issues/2354": "vllm.ray_driver_no_gpu",
+        GH + "meta-pytorch/torchforge/issues/626": "link.rdma_qp_create_failed",
+        GH + "apache/arrow/pull/12442": "new:rdma_cq_create_unsupported",
+        GH + "spdk/spdk/issues/2434": "link.rdma_post_failed",
+        GH + "ray-project/ray-llm/issues/150": "new:ray_serve_replica_slow_init",
+        GH + "NVIDIA-NeMo/RL/pull/1022": "new:slurm_ray_worker_launch_died",
+        GH + "smg-project/smg/pull/1722": "link.mooncake_tcp_transfer_failed",
+    },
+    "round34_D": {
+        GH + "NVIDIA/NemoClaw/issues/1166": "docker.executable_not_found",
+        GH + "NVIDIA/OpenShell/issues/722": "new:k8s_namespace_not_ready",
+        GH + "Project-OSRM/osrm-backend/issues/7200": "docker.registry_auth",
+        GH + "qingchencloud/clawpanel/issues/192": "docker.daemon_unreachable",
+        GH + "NVIDIA/open-gpu-kernel-modules/issues/1170": "new:nvidia_drm_memory_pages_failed",
+        GH + "coollabsio/coolify/issues/1868": "docker.compose_file_missing",
+        GH + "mbolli/nfsen-ng/issues/162": "docker.executable_not_found",
+        GH + "tigerowo/infinite-canvas/issues/46": "docker.entrypoint_not_runnable",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -1302,6 +1363,11 @@ SCORE = {
     # node, Proxmox's `is not a device` (docker.device_missing): 31 -> 34; nvidia-container-cli's `cuda error: os call failed`
     # (CUDA 304 wrapped) names cuda.os_call_failed, not docker.gpu_runtime_no_driver (rv29's rule): 35
     "round33_D": (35, 40),
+    # round 34 (session 36), scored on the session's final table (the starting table: A 29, B 32, C 28, D 32)
+    "round34_A": (29, 40),
+    "round34_B": (32, 40),
+    "round34_C": (28, 40),
+    "round34_D": (32, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
@@ -1329,8 +1395,9 @@ FEWER = {
 }
 # Round 26 P, the first part drawn from web pages outside GitHub (forums, blogs, build logs): two collectors' 90
 # look-ups found 12 pages with a copyable line, one of them a healthy line (the corpus's excerpts are a page's start)
-# Round 30 D: its collector kept 7 must-not-name lines of 40 (a fifth would be 8), written before the round was scored
-FEWER_MUST_NOT_NAME = {"round26_P": 1, "round30_D": 7}
+# Round 30 D and round 34 D: their collectors kept 7 must-not-name lines of 40 (a fifth would be 8), written before the
+# rounds were scored
+FEWER_MUST_NOT_NAME = {"round26_P": 1, "round30_D": 7, "round34_D": 7}
 # Round 28 E, drawn from DGX Spark owners' threads rather than from one family, holds what its two collectors found:
 # 15 lines in three families (CUDA and the driver, vLLM, must-not-name)
 FEWER_FAMILIES = {"round28_E": 3}
