@@ -905,11 +905,9 @@ MISSED = {
     },
     "round34_B": {
         GH + "chflame163/ComfyUI_LayerStyle/issues/522": "vllm.config_attribute_missing",
-        GH + "patientx-cfz/comfyui-rocm/issues/112": "cuda.kernel_image_invalid",
         GH + "infiniflow/ragflow/issues/10672": "vllm.client_connection_error",
         GH + "Shubhamsaboo/awesome-llm-apps/issues/4": "vllm.client_connection_error",
         GH + "browser-use/web-ui/issues/730": "vllm.api_key_rejected",
-        GH + "heyhuynhgiabuu/proxypal/issues/106": "litellm.provider_not_given",
         GH + "huggingface/datasets/issues/7900": "hub.cache_not_writable",
         GH + "modelscope/evalscope/issues/1040": "vllm.api_route_not_found",
     },
@@ -1365,7 +1363,9 @@ SCORE = {
     "round33_D": (35, 40),
     # round 34 (session 36), scored on the session's final table (the starting table: A 29, B 32, C 28, D 32)
     "round34_A": (29, 40),
-    "round34_B": (32, 40),
+    # post-hoc, session 36 (p36b): HIP's `invalid kernel file` (hipErrorInvalidKernelFile) names cuda.kernel_image_invalid,
+    #   CLIProxyAPI's `unknown provider for model` names litellm.provider_not_given: 32 -> 34
+    "round34_B": (34, 40),
     "round34_C": (28, 40),
     "round34_D": (32, 40),
 }
