@@ -902,11 +902,9 @@ MISSED = {
     },
     "round34_B": {
         GH + "chflame163/ComfyUI_LayerStyle/issues/522": "vllm.config_attribute_missing",
-        GH + "patientx-cfz/comfyui-rocm/issues/112": "cuda.kernel_image_invalid",
         GH + "infiniflow/ragflow/issues/10672": "vllm.client_connection_error",
         GH + "Shubhamsaboo/awesome-llm-apps/issues/4": "vllm.client_connection_error",
         GH + "browser-use/web-ui/issues/730": "vllm.api_key_rejected",
-        GH + "heyhuynhgiabuu/proxypal/issues/106": "litellm.provider_not_given",
         GH + "huggingface/datasets/issues/7900": "hub.cache_not_writable",
         GH + "modelscope/evalscope/issues/1040": "vllm.api_route_not_found",
     },
@@ -1362,7 +1360,9 @@ SCORE = {
     # (its chat parser, vllm.tool_call_parse_failed): 29 -> 30; LM Studio's server's `Model "X" not found. Please specify a valid
     # model` (vllm.served_model_not_found) and `Failed to load model "X". Error: Error loading model.` (lmstudio.model_load_crashed): 32
     "round34_A": (32, 40),
-    "round34_B": (32, 40),
+    # post-hoc, session 36 (p36b): HIP's `invalid kernel file` (hipErrorInvalidKernelFile) names cuda.kernel_image_invalid,
+    #   CLIProxyAPI's `unknown provider for model` names litellm.provider_not_given: 32 -> 34
+    "round34_B": (34, 40),
     "round34_C": (28, 40),
     # post-hoc, session 36 (p36d): Node clients' `connect EACCES /var/run/docker.sock`, compose-go's `stat FILE: no such
     #   file or directory` of a compose file named with -f, `/bin/bash: /path/x.sh: No such file or directory`: D 32 -> 35
