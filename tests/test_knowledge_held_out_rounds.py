@@ -912,12 +912,9 @@ MISSED = {
         GH + "jax-ml/jax/issues/22740": "new:xla_clique_rendezvous_stuck",
         GH + "marin-community/marin/issues/7650": "new:jax_task_reconnected_new_incarnation",
         GH + "verl-project/verl/issues/5074": "vllm.npu_function_error",
-        GH + "Jixuan-Fan/Momentum-GS/issues/12": "torch.elastic_child_failed",
         GH + "PaddlePaddle/Paddle/issues/66310": "torch.gloo_timeout",
         GH + "ray-project/kuberay/issues/2354": "vllm.ray_driver_no_gpu",
-        GH + "meta-pytorch/torchforge/issues/626": "link.rdma_qp_create_failed",
         GH + "apache/arrow/pull/12442": "new:rdma_cq_create_unsupported",
-        GH + "spdk/spdk/issues/2434": "link.rdma_post_failed",
         GH + "ray-project/ray-llm/issues/150": "new:ray_serve_replica_slow_init",
         GH + "NVIDIA-NeMo/RL/pull/1022": "new:slurm_ray_worker_launch_died",
         GH + "smg-project/smg/pull/1722": "link.mooncake_tcp_transfer_failed",
@@ -1363,7 +1360,9 @@ SCORE = {
     # post-hoc, session 36 (p36b): HIP's `invalid kernel file` (hipErrorInvalidKernelFile) names cuda.kernel_image_invalid,
     #   CLIProxyAPI's `unknown provider for model` names litellm.provider_not_given: 32 -> 34
     "round34_B": (34, 40),
-    "round34_C": (28, 40),
+    # post-hoc, session 36 (p36c): torchrun's agent line cut right after `api:failed`, Monarch's `failed to create extended
+    #   queue pair (QP)`, SPDK's `Failed to post a send for the qpair ... with errno N`: C 28 -> 31
+    "round34_C": (31, 40),
     # post-hoc, session 36 (p36d): Node clients' `connect EACCES /var/run/docker.sock`, compose-go's `stat FILE: no such
     #   file or directory` of a compose file named with -f, `/bin/bash: /path/x.sh: No such file or directory`: D 32 -> 35
     "round34_D": (35, 40),
