@@ -6,6 +6,8 @@ three times, round 34 twice. Two labels agree when they name the same ids, any t
 labeller words a new kind its own way). Where careful readers differ no table can be right for all of them: the
 agreement is the ceiling a score against one labeller is read against (the README's held-out section)."""
 
+from itertools import combinations
+
 import pytest
 
 from spark_tui.knowledge import scan, table
@@ -74,9 +76,8 @@ def agreement(name: str) -> dict[str, int]:
     counts = dict.fromkeys(AGREEMENT[name], 0)
     for _line, labels in labelled_rows(name):
         found = [kinds(label) for label in labels]
-        for i in range(len(found)):
-            for j in range(i + 1, len(found)):
-                counts[f"{WHO[i]}-{WHO[j]}"] += found[i] == found[j]
+        for (who, one), (other_who, other) in combinations(zip(WHO, found, strict=False), 2):
+            counts[f"{who}-{other_who}"] += one == other
         counts["all"] += len(set(found)) == 1
     return counts
 
