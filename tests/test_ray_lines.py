@@ -222,3 +222,31 @@ def test_a_ray_task_errors_remote_traceback_is_the_actors_node():
     line, origin = v.failure()
     assert origin == WORKER_IP and "CUDA out of memory" in line
     assert v.origins[head + "ValueError: the driver's own"] == ""  # the remote traceback ended
+
+
+def test_a_workers_own_lines_inside_the_drivers_traceback_leave_it_the_workers():
+    """Ray forwards the worker's own lines into the driver's output as they come: they can land
+    between the RayTaskError's frames and the exception it ends in (a race seen in a test run under
+    load). They are the worker's lines; the driver's copy of the exception is still the worker's."""
+    head = "(EngineCore_DP0 pid=198) "
+    worker = f"(EngineCore_DP0 pid=198) (RayWorkerWrapper pid=311, ip={WORKER_IP}) "
+    text = "\n".join(
+        [
+            head + "ERROR 12-03 17:20:00 [core.py:708] EngineCore failed to start.",
+            head + "RayTaskError(OutOfMemoryError): ray::RayWorkerWrapper.determine_available_memory() "
+            f"(pid=311, ip={WORKER_IP}, actor_id=7a7e28706e933f93da5fe49701000000, repr=<RayWorkerWrapper>)",
+            head
+            + '  File "/opt/venv/lib/python3.11/site-packages/vllm/standin/ray_executor.py", line 96, in x',
+            worker
+            + "ERROR 12-03 17:20:00 [worker_base.py:620] Error executing method 'determine_available_memory'.",
+            worker + "Traceback (most recent call last):",
+            head + "    raise OutOfMemoryError(err)",
+            head
+            + "vllm.standin.ray_executor.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.44 GiB.",
+            worker + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.44 GiB.",
+        ]
+    )
+    v = vllm.parse_text(text)
+    line, origin = v.failure()
+    assert origin == WORKER_IP and line.startswith(head + "vllm.standin")
+    assert all(v.origins[one] == WORKER_IP for one in v.oom)

@@ -87,6 +87,7 @@ ERROR_LINE = re.compile(
 # The process prefixes in front of a line (`(EngineCore_DP0 pid=7) `), and the last line of a
 # Python traceback (`torch.OutOfMemoryError: ...`, `ValueError`).
 PROC_PREFIX = re.compile(r"^(?:\s*\(\w+ pid=\d+(?:, ip=[\d.]+)?\) ?)+")
+ONE_PREFIX = re.compile(r"\(\w+ pid=\d+(?:, ip=[\d.]+)?\)")
 REMOTE_END = re.compile(r"^[\w.]+(?:Error|Exception|Interrupt|Exit)\b")
 # The line that names the exception (not the traceback's frames).
 NAMED_ERROR = re.compile(r"\b\w+(?:Error|Exception)(?:\(\w+\))?: |: error: ")
@@ -242,6 +243,10 @@ class VllmParser:
         # A RayTaskError's remote traceback follows it in the driver's output, ending in the
         # exception the actor raised: those lines are the actor's node's (`ip=` of the error).
         self._remote: str | None = None
+        # The process prefixes the RayTaskError was printed under: a line under others is another
+        # process's (Ray forwards a worker's own lines into the driver's output as they come), not
+        # part of the traceback, and does not end it.
+        self._remote_under: tuple[str, ...] = ()
         self._here: str | None = None  # the remote node the current line belongs to
 
     def feed(self, line: str) -> None:
@@ -324,10 +329,14 @@ class VllmParser:
         m = TASK_ERROR.search(text)
         if m:
             self._remote = m.group("ip")
+            self._remote_under = _prefixes(text)
 
     def _remote_step(self, line: str) -> None:
         """Whether this line is part of the remote traceback after a RayTaskError."""
-        body = PROC_PREFIX.sub("", strip_ansi(line), count=1)
+        clean = strip_ansi(line)
+        if _prefixes(clean) != self._remote_under:
+            return  # another process's line in the middle of the traceback
+        body = PROC_PREFIX.sub("", clean, count=1)
         if not body.strip() or body.startswith((" ", "\t", "Traceback (most recent call last)")):
             self._here = self._remote  # a frame of the actor's traceback
         elif REMOTE_END.match(body):
@@ -343,6 +352,13 @@ class VllmParser:
         if m:
             self.summary.origins[text] = m.group("ip")
         self._died = None if m or seen >= 8 else (text, seen + 1)
+
+
+def _prefixes(line: str) -> tuple[str, ...]:
+    """The process prefixes a line starts with (vLLM's `(EngineCore_DP0 pid=N)`, Ray's actor's), as
+    printed: which process's output the line is."""
+    m = PROC_PREFIX.match(line)
+    return tuple(ONE_PREFIX.findall(m.group(0))) if m else ()
 
 
 def parse_text(text: str) -> VllmSummary:
