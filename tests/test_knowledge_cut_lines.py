@@ -102,6 +102,9 @@ NAMED_BY_THEIR_CLASS = {
     # a server's own 401 body (`{'detail': 'Authentication required'}`) says nothing alone: openai's AuthenticationError
     # before it is what says the status was 401 (t34f)
     "t34f_openai_authentication_error_detail",
+    # socket.gaierror's errno text alone (`[Errno 8] nodename nor servname provided, or not known`, macOS's EAI_NONAME) is
+    # any call's; the class is what says getaddrinfo failed (x37)
+    "x37_gaierror_nodename_nor_servname",
 }
 
 
