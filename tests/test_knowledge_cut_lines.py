@@ -67,6 +67,8 @@ NAMED_BY_THEIR_CLASS = {
     "t21a_weight_keyerror_bitmask",
     "vllm_weight_name_mismatch_vit_blocks",
     "vllm_torch_compile_failed_typeerror",
+    # t37k: the inner AssertionError is Python's own words; Inductor's LoweringException is what says the compiler failed
+    "t37k_inductor_lowering_exception",
     # Ray's one message for several errors ('Failed to retrieve object X'): the class says whether the owner died,
     # the object was lost or its fetch timed out; Ray's `System error:` and socket EOF say no one failure either
     "g3_ray_object_reconstruction_failed",
