@@ -11,6 +11,7 @@ Traffic stays on the bridge 10.231.0.0/24, which exists only on this machine.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import resource
@@ -521,6 +522,10 @@ class Cluster:
                 return
         raise ClusterError(f"docker load {image} into {node.name}: {err}")
 
+    def plain_layers(self) -> list[str]:
+        """The layers (diff ids) of the test image as import_image loads it under its tag."""
+        return list(_plain_layers(self.root))
+
     @staticmethod
     def _docker_load(node: Node, image: str, layers, config: bytes, skip: int) -> str:
         """`docker load` of the image's archive (its first `skip` layers left out) into the node's
@@ -822,6 +827,11 @@ def _write_cluster_yaml(cluster: Cluster) -> None:
     for node in cluster.nodes:
         lines += [f"  - name: {node.name}", f"    host: {node.ip}", f"    data_ip: {node.ip}"]
     Path(cluster.cluster_yaml).write_text("\n".join(lines) + "\n")
+
+
+@functools.cache
+def _plain_layers(root: Path) -> tuple[str, ...]:
+    return tuple(json.loads(image_layers(root)[1])["rootfs"]["diff_ids"])
 
 
 def image_layers(
