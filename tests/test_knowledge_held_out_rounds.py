@@ -230,6 +230,23 @@ NEW_KINDS = {
     "new:slurm_ray_worker_launch_died": "ray",
     "new:vllm_memory_probe_without_nvml": "vllm",
     "new:xla_clique_rendezvous_stuck": "nccl",
+    # round 35 (session 37)
+    "new:bnb_model_to_unsupported": "hub",
+    "new:gpu_operator_kernel_version_unknown": "docker",
+    "new:hccl_one_sided_get_failed": "link",
+    "new:helm_resource_already_exists": "docker",
+    "new:horovod_shut_down": "nccl",
+    "new:ib_smp_query_timeout": "link",
+    "new:jax_coordination_barrier_timeout": "nccl",
+    "new:llamacpp_model_tensor_missing": "vllm",
+    "new:llamacpp_python_library_missing": "vllm",
+    "new:llmd_sidecar_decoder_unreachable": "vllm",
+    "new:model_param_unsupported": "vllm",
+    "new:sglang_weight_update_failed": "vllm",
+    "new:systemd_not_pid1": "system",
+    "new:torch_nccl_not_built": "nccl",
+    "new:triton_python_model_import_failed": "vllm",
+    "new:triton_python_stub_unhealthy": "vllm",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -325,6 +342,10 @@ PARTS = (
     "round34_B",
     "round34_C",
     "round34_D",
+    "round35_A",
+    "round35_B",
+    "round35_C",
+    "round35_D",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -926,6 +947,60 @@ MISSED = {
         GH + "NVIDIA/open-gpu-kernel-modules/issues/1170": "new:nvidia_drm_memory_pages_failed",
         GH + "tigerowo/infinite-canvas/issues/46": "docker.entrypoint_not_runnable",
     },
+    "round35_A": {
+        GH + "netdur/llama_cpp_dart/issues/40": "new:llamacpp_model_tensor_missing",
+        GH + "triton-inference-server/tensorrtllm_backend/issues/712": "new:triton_python_stub_unhealthy",
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/928": "vllm.unsupported_architecture",
+        GH + "noamsto/nix-amd-ai/issues/68": "vllm.model_launcher_health_timeout",
+        GH + "sgl-project/sglang/issues/26032": "new:sglang_weight_update_failed",
+        GH + "mozilla-ai/llamafile/issues/320": "llamacpp.mmproj_load_failed",
+        GH + "vllm-project/aibrix/issues/144": "aibrix.model_not_routable",
+        GH + "vllm-project/vllm/issues/7526": "vllm.max_len_over_kv_cache",
+        GH + "theroyallab/tabbyAPI/issues/120": "cuda.flash_attn_unavailable",
+        GH + "ollama/ollama/issues/4602": "ollama.registry_unreachable",
+        GH + "mudler/LocalAI/issues/9970": "localai.backend_not_installed",
+        GH + "kvcache-ai/ktransformers/issues/304": "system.libstdcxx_too_old,cuda.no_kernel_image",
+        GH + "verl-project/verl/issues/302": "vllm.cumem_allocator",
+        GH + "llm-d/llm-d/pull/650": "new:llmd_sidecar_decoder_unreachable",
+        GH + "triton-inference-server/server/issues/7410": "new:triton_python_model_import_failed",
+        GH + "abetlen/llama-cpp-python/issues/1764": "new:llamacpp_python_library_missing",
+    },
+    "round35_B": {
+        GH + "Aider-AI/aider/issues/874": "litellm.model_not_mapped",
+        GH + "infiniflow/ragflow/issues/3820": "ragflow.model_access_failed",
+        GH + "anthropics/claude-code/issues/5346": "vllm.max_tokens_too_large",
+        GH + "OpenHands/OpenHands/issues/384": "vllm.client_connection_error",
+        GH + "BerriAI/litellm/issues/14056": "new:model_param_unsupported",
+        GH + "bytedance/Sa2VA/issues/74": "new:bnb_model_to_unsupported",
+        GH + "openinterpreter/openinterpreter/issues/994": "vllm.client_base_url_no_scheme",
+        GH + "run-llama/llama_index/issues/13696": "llamaindex.openai_unknown_model",
+        GH + "run-llama/llama_cloud_services/issues/348": "hub.tls_untrusted",
+    },
+    "round35_C": {
+        GH + "ayaka14732/llama-2-jax/issues/20": "new:jax_coordination_barrier_timeout",
+        GH + "horovod/horovod/issues/3412": "new:horovod_shut_down",
+        GH + "pytorch/pytorch/issues/159742": "new:torch_nccl_not_built",
+        GH + "facebookarchive/caffe2/issues/360": "torch.gloo_connect_failed",
+        GH + "NVIDIA/gdrcopy/issues/30": "link.gdrcopy_call_failed",
+        GH + "vllm-project/vllm-ascend/issues/13934": "new:hccl_one_sided_get_failed",
+        GH + "SJTU-IPADS/librdpma/issues/2": "link.rdma_register_memory_failed",
+        GH + "vllm-project/vllm/issues/27116": "ray.compiled_graph_timeout",
+        GH + "kvcache-ai/Mooncake/issues/476": "link.mooncake_binding_mismatch",
+        GH + "amzn/amazon-ray/issues/10": "ray.autoscaler_launch_failed",
+        GH + "guilbaults/infiniband-exporter/issues/12": "new:ib_smp_query_timeout",
+    },
+    "round35_D": {
+        GH + "NVIDIA/nvidia-docker/issues/1688": "docker.gpu_device_rules",
+        GH + "davidfowl/aspire-ai-chat-demo/issues/2": "docker.gpu_detection_failed",
+        GH + "NVIDIA/gpu-operator/issues/142": "new:gpu_operator_kernel_version_unknown",
+        GH + "thaum-xyz/ankhmorpork/issues/212": "system.clock_not_synchronised",
+        GH
+        + "aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop/issues/18": "system.apt_unmet_dependencies",
+        GH + "containerd/containerd/issues/12302": "docker.image_content_missing",
+        GH + "raspiblitz/raspiblitz/issues/2146": "system.mount_failed",
+        GH + "netease-youdao/QAnything/issues/192": "new:systemd_not_pid1",
+        GH + "NVIDIA/gpu-operator/issues/530": "new:helm_resource_already_exists",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -1366,6 +1441,11 @@ SCORE = {
     # post-hoc, session 36 (p36d): Node clients' `connect EACCES /var/run/docker.sock`, compose-go's `stat FILE: no such
     #   file or directory` of a compose file named with -f, `/bin/bash: /path/x.sh: No such file or directory`: D 32 -> 35
     "round34_D": (35, 40),
+    # round 35 (session 37), scored on the session's final table (the starting table: A 24, B 31, C 29, D 31)
+    "round35_A": (24, 40),
+    "round35_B": (31, 40),
+    "round35_C": (29, 40),
+    "round35_D": (31, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
