@@ -614,3 +614,31 @@ def test_the_gpu_operators_validator_finding_no_host_driver_is_not_a_container_w
         assert scan(line) == []
     runc = 'OCI runtime exec failed: exec failed: unable to start container process: exec: "nvidia-smi": executable file not found in $PATH: unknown'
     assert [f.id for f in scan(runc)] == ["docker.gpu_not_in_container"]
+
+
+def test_the_device_rules_error_with_its_chain_elided_keeps_its_name():
+    # post-hoc, session 37 (p37d): libnvidia-container's `mount error: failed to add device rules: <nvcgo's chain>` (the source
+    # row in srcinfra_toolkit.tsv) quoted with the chain elided; the words alone, cut before `device rules`, name nothing new
+    whole = (
+        "nvidia-container-cli: mount error: failed to add device rules: unable to find any existing device filters attached"
+        " to the cgroup: bpf_prog_query(BPF_CGROUP_DEVICE) failed: operation not permitted"
+    )
+    for line in (
+        whole,
+        whole.replace(": unable to find any existing device filters attached to the cgroup", "..."),
+        "nvidia-container-cli: mount error: failed to add device rules… operation not permitted",
+    ):
+        assert [f.id for f in scan(line)] == ["docker.gpu_device_rules"]
+
+
+def test_a_blob_gone_from_containerds_local_store_is_missing_content_not_a_broken_layer():
+    # post-hoc, session 37 (p37d): containerd's local content store (content/local/store.go ReaderAt) finds no file for a blob
+    # its metadata lists; the unpack's `failed to extract layer X:` around it gives way (tests/data/source_messages/p37d_containerd.tsv)
+    digest = "sha256:" + "0a9b8c7d" * 8
+    line = (
+        f"failed to extract layer sha256:{'3c5ab1e0' * 8}: failed to get reader from content store: blob {digest} expected at"
+        f" /var/lib/containerd/io.containerd.content.v1.content/blobs/sha256/{digest[7:]}: blob not found: not found"
+    )
+    assert [(f.id, f.figures.get("digest")) for f in scan(line)] == [("docker.image_content_missing", digest)]
+    other = f"failed to extract layer sha256:{'3c5ab1e0' * 8}: unexpected EOF"
+    assert [f.id for f in scan(other)] == ["docker.layer_failed"]
