@@ -966,15 +966,12 @@ MISSED = {
         GH + "abetlen/llama-cpp-python/issues/1764": "new:llamacpp_python_library_missing",
     },
     "round35_B": {
-        GH + "Aider-AI/aider/issues/874": "litellm.model_not_mapped",
-        GH + "infiniflow/ragflow/issues/3820": "ragflow.model_access_failed",
-        GH + "anthropics/claude-code/issues/5346": "vllm.max_tokens_too_large",
         GH + "OpenHands/OpenHands/issues/384": "vllm.client_connection_error",
         GH + "BerriAI/litellm/issues/14056": "new:model_param_unsupported",
         GH + "bytedance/Sa2VA/issues/74": "new:bnb_model_to_unsupported",
-        GH + "openinterpreter/openinterpreter/issues/994": "vllm.client_base_url_no_scheme",
-        GH + "run-llama/llama_index/issues/13696": "llamaindex.openai_unknown_model",
         GH + "run-llama/llama_cloud_services/issues/348": "hub.tls_untrusted",
+        GH + "anthropics/claude-code/issues/5346": "vllm.max_tokens_too_large",
+        GH + "openinterpreter/openinterpreter/issues/994": "vllm.client_base_url_no_scheme",
     },
     "round35_C": {
         GH + "ayaka14732/llama-2-jax/issues/20": "new:jax_coordination_barrier_timeout",
@@ -1433,7 +1430,13 @@ SCORE = {
     "round34_D": (35, 40),
     # round 35 (session 37), scored on the session's final table (the starting table: A 24, B 31, C 29, D 31)
     "round35_A": (24, 40),
-    "round35_B": (31, 40),
+    # post-hoc, session 37 (p37b): LiteLLM's cost-map warning `Model=X not found in completion cost map` names
+    #   litellm.model_not_mapped, RAGFlow 0.14's embedding check ending in its own `Fail`, LlamaIndex's multi-modal
+    #   `Invalid model X. Available models are: [...]`: 31 -> 34 (two more lines, httpcore's no-scheme refusal retold without
+    #   `an` and Anthropic's context refusal retold as `input_length`, are a reporter's typing, not a program's wording: left);
+    #   the new transformers.quantized_model_moved (from Transformers' source) names the `new:bnb_model_to_unsupported` row,
+    #   still a miss
+    "round35_B": (34, 40),
     # post-hoc, session 37 (p37c): gloo's 2017 `[enforce fail at .../pair.cc:N] optval == 0. E vs 0. SO_ERROR: ...`, gdrdrv's
     #   `nvidia_p2p_get_pages(...) failed [ret = N]`, rlib's `register mr failed at addr: (...) with error: ...`, vLLM's
     #   MooncakeStore `... loading the configuration: setup(): incompatible function arguments`, Ray's AWS provider's
