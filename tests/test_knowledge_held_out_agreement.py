@@ -45,10 +45,10 @@ SCORES = {
         "rows with a majority": 150,
     },
     "round35": {
-        "first": 115,
-        "second": 115,
-        "all alike": 111,
-        "majority": 111,
+        "first": 132,
+        "second": 130,
+        "all alike": 127,
+        "majority": 127,
         "rows with a majority": 146,
     },
 }
