@@ -9,6 +9,7 @@ nodes is tested in test_cockpit.py; these tests pin what the screens look like.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -43,7 +44,11 @@ def cluster_config(count: int, environ=None, interactive=None):
         lines += [f"  - name: spark-{i}", f"    host: 10.231.0.{10 + i}"]
     FROZEN_DIR.mkdir(exist_ok=True)
     path = FROZEN_DIR / f"frozen{count}.yaml"
-    path.write_text("\n".join(lines) + "\n")
+    # Test workers run in parallel and share this path: write aside and rename, so a reader
+    # never finds the file truncated halfway through another worker's write (CI of stop 61).
+    aside = path.with_name(f"{path.name}.{os.getpid()}")
+    aside.write_text("\n".join(lines) + "\n")
+    os.replace(aside, path)
 
     base = resolve(Inputs(cluster_file=str(path), user_config="", environ=environ or {}))
 
