@@ -106,7 +106,7 @@ def cluster(test_cluster):
             )
             if layers.returncode != 0:
                 c.restore_image(node)
-            elif json.loads(layers.stdout) != c.plain_layers():
+            elif tuple(json.loads(layers.stdout)) != tc.plain_layers(c.root):
                 # another image under the test tag (a variant a test loaded there): the next test on this
                 # cluster would see drift it did not make
                 c.import_image(node)

@@ -87,7 +87,6 @@ ERROR_LINE = re.compile(
 # The process prefixes in front of a line (`(EngineCore_DP0 pid=7) `), and the last line of a
 # Python traceback (`torch.OutOfMemoryError: ...`, `ValueError`).
 PROC_PREFIX = re.compile(r"^(?:\s*\(\w+ pid=\d+(?:, ip=[\d.]+)?\) ?)+")
-ONE_PREFIX = re.compile(r"\(\w+ pid=\d+(?:, ip=[\d.]+)?\)")
 REMOTE_END = re.compile(r"^[\w.]+(?:Error|Exception|Interrupt|Exit)\b")
 # The line that names the exception (not the traceback's frames).
 NAMED_ERROR = re.compile(r"\b\w+(?:Error|Exception)(?:\(\w+\))?: |: error: ")
@@ -246,7 +245,7 @@ class VllmParser:
         # The process prefixes the RayTaskError was printed under: a line under others is another
         # process's (Ray forwards a worker's own lines into the driver's output as they come), not
         # part of the traceback, and does not end it.
-        self._remote_under: tuple[str, ...] = ()
+        self._remote_under = ""
         self._here: str | None = None  # the remote node the current line belongs to
 
     def feed(self, line: str) -> None:
@@ -354,11 +353,11 @@ class VllmParser:
         self._died = None if m or seen >= 8 else (text, seen + 1)
 
 
-def _prefixes(line: str) -> tuple[str, ...]:
-    """The process prefixes a line starts with (vLLM's `(EngineCore_DP0 pid=N)`, Ray's actor's), as
-    printed: which process's output the line is."""
+def _prefixes(line: str) -> str:
+    """The process prefixes a line starts with (vLLM's `(EngineCore_DP0 pid=N)`, Ray's actor's),
+    spaces aside: which process's output the line is."""
     m = PROC_PREFIX.match(line)
-    return tuple(ONE_PREFIX.findall(m.group(0))) if m else ()
+    return " ".join(m.group(0).split()) if m else ""
 
 
 def parse_text(text: str) -> VllmSummary:

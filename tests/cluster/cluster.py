@@ -522,10 +522,6 @@ class Cluster:
                 return
         raise ClusterError(f"docker load {image} into {node.name}: {err}")
 
-    def plain_layers(self) -> list[str]:
-        """The layers (diff ids) of the test image as import_image loads it under its tag."""
-        return list(_plain_layers(self.root))
-
     @staticmethod
     def _docker_load(node: Node, image: str, layers, config: bytes, skip: int) -> str:
         """`docker load` of the image's archive (its first `skip` layers left out) into the node's
@@ -830,7 +826,8 @@ def _write_cluster_yaml(cluster: Cluster) -> None:
 
 
 @functools.cache
-def _plain_layers(root: Path) -> tuple[str, ...]:
+def plain_layers(root: Path) -> tuple[str, ...]:
+    """The layers (diff ids) of the test image as import_image loads it under its tag."""
     return tuple(json.loads(image_layers(root)[1])["rootfs"]["diff_ids"])
 
 
