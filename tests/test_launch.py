@@ -568,9 +568,19 @@ def test_unset_netdev_and_hca_are_detected_and_labelled(cluster, tmp_path):
 def test_vllm_rejecting_an_argument_fails_at_once_naming_node_and_line(cluster, tmp_path, executor):
     """vLLM's argparse error ends `vllm serve` at once: the verdict quotes it, long before any timeout."""
     config = config_for(cluster, 2, tmp_path, executor=executor, vllm_args=["--no-such-option"])
-    start = time.monotonic()
-    ok, got, _ = asyncio.run(launch(config))
-    assert not ok and time.monotonic() - start < 30
+    # Timed from the moment `vllm serve` started (Ray: exec'd on the head; native: each container's
+    # command), not from the launch's start: the containers and Ray's join before it take longer on
+    # a loaded machine (34.7 s in all once, with helpers' test runs beside it), vLLM's refusal does not.
+    at: dict[str, float] = {}
+
+    def note(e):
+        if isinstance(e, ev.Stage) and (e.stage, e.status) in (("container", "done"), ("vllm", "started")):
+            at["serve"] = time.monotonic()
+        elif isinstance(e, ev.Failed):
+            at.setdefault("failed", time.monotonic())
+
+    ok, got, _ = asyncio.run(launch(config, on_event=note))
+    assert not ok and at["failed"] - at["serve"] < 30, at
     failed = next(e for e in got if isinstance(e, ev.Failed))
     # native: every node's vllm refuses it, and the first exit seen is named; Ray: only the head runs vllm
     named = [n.name for n in cluster.nodes[:2]] if executor == "native" else [cluster.nodes[0].name]

@@ -24,7 +24,11 @@ def utc(monkeypatch):
 
 def app_for(tmp_path, count=2, environ=None, theme=None, **kw):
     config, reconfigure = cluster_config(count, environ, {"theme": theme} if theme else None)
-    return SparkApp(FrozenCore(config, reconfigure, **kw))
+    app = SparkApp(FrozenCore(config, reconfigure, **kw))
+    # A toast lives 5 s; on a loaded machine the steps before a screenshot took longer and the wizard's
+    # `image ... (interactive edit)` toast was gone from it. Kept until the screenshot, as on an idle one.
+    app.NOTIFICATION_TIMEOUT = 3600
+    return app
 
 
 async def settle(pilot):
