@@ -38,6 +38,9 @@ EXCEPTION_CLASS = re.compile(
 # Samples whose line names its failure only with the class (or the words before it): the message alone says no
 # one failure (README, "What a line names").
 NAMED_BY_THEIR_CLASS = {
+    # k38: `No module named 'transformers'` alone is any Python program's import error; Triton's words before the class
+    # (`failed to load 'M' version N: Internal:`) are what say a Python model's import failed in its stub
+    "k38_triton_python_model_missing_module",
     # t36g: json's error words alone (`Extra data: line 3 column 1`) are any JSON reader's; the vLLM tool parser's log
     # prefix before the class (`[hermes_tool_parser.py:148]`) is what says a tool call did not parse
     "t36g_hermes_tool_parser_jsondecodeerror",
