@@ -16,6 +16,11 @@ PASTES = {path.stem: PasteRound(path.stem, folder="training") for path in sorted
 # A row no fix may name as labelled: source -> why.
 GH = "https://github.com/"
 LEFT = {
+    # t38n: OpenFlowLM-Next's download check warns `Hash mismatch (expected A, have B); continuing` (its source could not be
+    # read here); the same words are printed by many programs for many kinds of files, so the line alone does not say a
+    # model download arrived wrong
+    GH
+    + "Atomic-Germ/OpenFlowLM-Next/issues/61": "oflm's `Hash mismatch (expected A, have B); continuing` warning",
     # t36f: aiohttp's TransferEncodingError class line, its message on the next line (which the table names): the class is
     # also raised for a malformed chunk size, so the line alone does not say the answer was cut
     GH
