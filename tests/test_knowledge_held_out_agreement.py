@@ -2,7 +2,7 @@
 table scores against each. The first labels are the collectors' (tests/data/held_out/roundN_*.tsv), who found each line
 in its thread; the further ones are helpers' who had seen neither those labels nor the table, and labelled from the
 line and the entries' meanings (tests/data/held_out/second_labels/, whose headers tell how). Round 33 was labelled
-three times, rounds 34 and 35 twice. Two labels agree when they name the same ids, any two `new:` kinds counting as one (each
+three times, rounds 34 to 36 twice. Two labels agree when they name the same ids, any two `new:` kinds counting as one (each
 labeller words a new kind its own way). Where careful readers differ no table can be right for all of them: the
 agreement is the ceiling a score against one labeller is read against (the README's held-out section)."""
 
@@ -17,13 +17,19 @@ from tests.helpers import DATA
 FOLDER = DATA / "held_out" / "second_labels"
 PARTS = ("A", "B", "C", "D")
 # Each round's further labellers, in the order they labelled.
-FURTHER = {"round33": ("second", "third"), "round34": ("second",), "round35": ("second",)}
+FURTHER = {
+    "round33": ("second", "third"),
+    "round34": ("second",),
+    "round35": ("second",),
+    "round36": ("second",),
+}
 
 # How often the labellers agree (the table plays no part): each pair, and all of them.
 AGREEMENT = {
     "round33": {"first-second": 140, "first-third": 139, "second-third": 153, "all": 137},
     "round34": {"first-second": 150, "all": 150},
     "round35": {"first-second": 146, "all": 146},
+    "round36": {"first-second": 145, "all": 145},
 }
 # The table of the last session's end against each labeller, on the rows all label alike, and against the label two or
 # more of them share (rows where all differ have none; with two labellers, the rows they label alike). A fix or a
@@ -50,6 +56,13 @@ SCORES = {
         "all alike": 127,
         "majority": 127,
         "rows with a majority": 146,
+    },
+    "round36": {
+        "first": 109,
+        "second": 116,
+        "all alike": 109,
+        "majority": 109,
+        "rows with a majority": 145,
     },
 }
 WHO = ("first", "second", "third")

@@ -247,6 +247,21 @@ NEW_KINDS = {
     "new:torch_nccl_not_built": "nccl",
     "new:triton_python_model_import_failed": "vllm",
     "new:triton_python_stub_unhealthy": "vllm",
+    # round 36 (session 38)
+    "new:firmware_capsule_update_failed": "driver",
+    "new:hccl_link_establish_failed": "nccl",
+    "new:inductor_cpp_compile_error": "cuda",
+    "new:llamacpp_unknown_argument": "vllm",
+    "new:lmstudio_cli_binary_locked": "vllm",
+    "new:lmstudio_server_config_missing": "vllm",
+    "new:lmstudio_server_verify_failed": "vllm",
+    "new:model_launcher_health_endpoint_missing": "vllm",
+    "new:ofed_kernel_module_load_failed": "link",
+    "new:server_port_listen_permission_denied": "vllm",
+    "new:sglang_router_no_worker_urls": "vllm",
+    "new:vllm_build_kernels_skipped_for_arch": "cuda",
+    "new:vllm_omni_stage_config_conflict": "vllm",
+    "new:xinference_worker_supervisor_unreachable": "vllm",
 }
 WHOLE = ("round4", "round5")  # one file a round
 PARTS = (
@@ -346,6 +361,10 @@ PARTS = (
     "round35_B",
     "round35_C",
     "round35_D",
+    "round36_A",
+    "round36_B",
+    "round36_C",
+    "round36_D",
 )
 ROUNDS = {name: Round(name, NEW_KINDS) for name in WHOLE + PARTS}
 
@@ -983,6 +1002,60 @@ MISSED = {
         GH + "netease-youdao/QAnything/issues/192": "new:systemd_not_pid1",
         GH + "NVIDIA/gpu-operator/issues/530": "new:helm_resource_already_exists",
     },
+    "round36_A": {
+        GH + "ggml-org/llama.cpp/issues/10104": "vllm.unsupported_architecture",
+        GH + "ggml-org/llama.cpp/issues/9656": "llamacpp.model_file_unreadable",
+        GH + "verl-project/verl/issues/4308": "vllm.engine_core_died",
+        GH + "xorbitsai/inference/issues/2446": "xinference.model_load_failed",
+        GH + "mostlygeek/llama-swap/issues/84": "new:model_launcher_health_endpoint_missing",
+        GH + "sgl-project/sglang/issues/2796": "new:sglang_router_no_worker_urls",
+        GH + "lmstudio-ai/lmstudio-js/issues/336": "new:server_port_listen_permission_denied",
+        GH + "lmstudio-ai/lms/issues/314": "new:lmstudio_server_config_missing",
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/242": "new:lmstudio_cli_binary_locked",
+        GH + "lmstudio-ai/lmstudio-bug-tracker/issues/1720": "new:lmstudio_server_verify_failed",
+        GH + "ollama/ollama/issues/1668": "ollama.registry_unreachable",
+        GH + "mozilla-ai/llamafile/issues/936": "new:llamacpp_unknown_argument",
+        GH + "xorbitsai/inference/issues/3512": "new:xinference_worker_supervisor_unreachable",
+        GH + "exo-explore/exo/issues/106": "hub.bad_repo_id",
+        GH + "triton-inference-server/tensorrtllm_backend/issues/568": "triton.model_not_ready",
+        GH + "vllm-project/vllm-omni/issues/2756": "new:vllm_omni_stage_config_conflict",
+    },
+    "round36_B": {
+        GH + "langgenius/dify/issues/16050": "dify.credentials_check_failed",
+        GH + "infiniflow/ragflow/issues/10784": "ragflow.model_access_failed",
+        GH + "infiniflow/ragflow/issues/7634": "system.connect_failed",
+        GH + "pytorch/pytorch/issues/164686": "new:inductor_cpp_compile_error",
+        GH + "tashfeenahmed/freellmapi/issues/1206": "vllm.api_rate_limited",
+        GH + "facebookresearch/xformers/issues/1298": "cuda.extension_build_failed",
+        GH + "open-webui/open-webui/issues/17444": "system.name_resolution_failed",
+        GH + "vllm-project/vllm/pull/38126": "new:vllm_build_kernels_skipped_for_arch",
+    },
+    "round36_C": {
+        GH + "deepspeedai/DeepSpeedExamples/issues/894": "deepspeed.host_unreachable_via_ssh",
+        GH + "vllm-project/vllm-ascend/issues/9872": "new:hccl_link_establish_failed",
+        GH + "marin-community/levanter/issues/432": "new:jax_coordination_barrier_timeout",
+        GH + "SPECFEM/specfem2d/issues/1210": "mpi.rank_died",
+        GH + "NVIDIA/nccl/issues/1328": "nccl.message_truncated",
+        GH + "ray-project/ray/issues/42350": "ray.core_worker_raylet_lost",
+        GH + "apache/brpc/issues/2298": "link.rdma_device_open_failed",
+        GH + "ray-project/ray/issues/55874": "ray.kuberay_serve_update_failed",
+        GH + "openucx/ucx/issues/4556": "new:rdma_cq_create_failed",
+        GH + "NVIDIA/gdrcopy/issues/242": "link.gdrcopy_call_failed",
+        GH + "haggaie/rdma-experiment/issues/2": "link.rdma_post_failed",
+        GH + "sgl-project/sglang/issues/16242": "link.rdma_userspace_kernel_mismatch",
+        GH + "ofiwg/libfabric/issues/512": "link.no_rdma_devices",
+        GH + "Mellanox/doca-driver-build/issues/52": "new:ofed_kernel_module_load_failed",
+    },
+    "round36_D": {
+        GH + "NVIDIA/k8s-device-plugin/issues/1574": "docker.k8s_gpu_not_advertised",
+        GH + "NVIDIA/nvidia-docker/issues/1330": "driver.no_devices_found",
+        GH + "gitpod-io/gitpod/issues/674": "docker.oom_killed",
+        GH + "NVIDIA/k8s-device-plugin/issues/346": "docker.executable_not_found",
+        GH + "NixOS/nixpkgs/issues/23708": "system.clock_not_synchronised",
+        GH + "containerd/containerd/issues/12612": "docker.containerd_cri_plugin_failed",
+        GH + "kata-containers/kata-containers/issues/4124": "docker.containerd_config_invalid",
+        GH + "fwupd/fwupd/issues/3564": "new:firmware_capsule_update_failed",
+    },
 }
 # (named right, rows) now; the headers keep the history. Round 4: first look at 9ef66b4 58 of 74 (78%); blind after
 # session 10's breadth work 63 of 73 (86%); after session 11's fixes of its misses, two rows relabelled (post-hoc) 69
@@ -1447,6 +1520,11 @@ SCORE = {
     #   --fix-broken install' ...` (and its older words), containerd's local store `blob X expected at PATH: blob not found` inside
     #   `failed to extract layer` (docker.image_content_missing, no longer docker.layer_failed): D 31 -> 35
     "round35_D": (35, 40),
+    # round 36 (session 38), scored on the session's final table (the starting table: A 19, B 32, C 25, D 32)
+    "round36_A": (19, 35),
+    "round36_B": (32, 40),
+    "round36_C": (26, 40),
+    "round36_D": (32, 40),
 }
 # Parts whose collectors found fewer free threads than asked: round 24 C 19 (17 kept), round 25 C 30 asked, round
 # 25 E (DGX Spark owners' threads) 24 in two collectors' 110 look-ups, round 26 A 35 and D 28 of 45 (D kept four
